@@ -1,0 +1,110 @@
+import type { Command } from 'commander';
+import { systemClock } from '../common/clock.ts';
+import { createLogger } from '../common/logger.ts';
+import { readDataset } from '../dataset/read.ts';
+import { writeDataset } from '../dataset/write.ts';
+import { createChainStore } from '../devnet/chain-store.ts';
+import { createRng, deriveSeed } from '../devnet/rng.ts';
+import { createDevnet } from '../devnet/server.ts';
+import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
+import { parseDevnetOptions, type DevnetFlags } from './devnet-options.ts';
+
+function randomSource(seed: number): () => number {
+  const rng = createRng(deriveSeed(seed, 'faults'));
+  return () => rng.next();
+}
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+function generationOptions(cmd: Command): Command {
+  const d = SYNTHETIC_DEFAULTS;
+  return cmd
+    .option('--seed <n>', `seed of the synthetic chain and of fault decisions (default ${d.seed})`)
+    .option('--blocks <n>', `synthetic chain length (default ${d.blocks})`)
+    .option('--tokens <n>', `number of token contracts (default ${d.tokens})`)
+    .option('--transfers <n>', `number of transfers (default ${d.transfers})`)
+    .option('--start-block <n>', `first block number (default ${d.startBlock})`);
+}
+
+/** `erc20-etl devnet …` serves the reference API; `erc20-etl devnet dump --out DIR` writes a synthetic chain as a dataset. */
+export function registerDevnet(program: Command): void {
+  const devnet = generationOptions(
+    program
+      .command('devnet')
+      .description('run the local reference server of the chain API (a synthetic chain, or --dataset DIR)')
+      .option('--dataset <dir>', 'serve this dataset folder (headers.jsonl, transfers.jsonl, tokens.jsonl)'),
+  )
+    .option('--port <n>', 'port to listen on; 0 picks a free one', '8545')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--project-id <id>', 'accepted project id (repeatable; default demo)', collect)
+    .option('--chain-id <n>', 'chain id answered by eth_chainId', '1')
+    .option('--latency-ms <a[-b]>', 'fault: delay every request by A ms, or uniformly A to B ms')
+    .option('--rate-limit <rps>', 'fault: requests per second per project id, then 429 with Retry-After')
+    .option('--fail-rate <p>', 'fault: probability of a 500, 502 or 503')
+    .option('--reset-rate <p>', 'fault: probability of a socket destroyed mid-response')
+    .option('--truncate-rate <p>', 'fault: probability of a body cut short')
+    .option('--header-lag-rate <p>', 'fault: probability that a block hash is not found the first time it is asked for')
+    .option('--quota <n>', 'getTokenTransfers requests per project id before 403 plan capacity exceeded')
+    .option('--page-key-ttl <seconds>', 'how long a nextPageKey stays valid', '86400')
+    .option('--fault-seed <n>', 'seed of fault decisions and reorg forks (default: --seed)')
+    .action(async (flags: DevnetFlags) => {
+      const options = parseDevnetOptions(flags, SYNTHETIC_DEFAULTS);
+      const logger = createLogger({ name: 'devnet' });
+      const started = performance.now();
+      const dataset = options.dataset
+        ? await readDataset(options.dataset)
+        : generateSyntheticDataset(options.synthetic);
+      const chain = createChainStore(dataset);
+      const devnet = createDevnet({
+        config: {
+          host: options.host,
+          port: options.port,
+          projectIds: options.projectIds,
+          chainId: options.chainId,
+          faults: options.faults,
+          rateLimit: options.rateLimit,
+          quota: options.quota,
+          pageKeyTtlSeconds: options.pageKeyTtlSeconds,
+          seed: options.faultSeed,
+        },
+        logger,
+        clock: systemClock,
+        chain,
+        random: randomSource(options.faultSeed),
+      });
+      const origin = await devnet.listen();
+      const s = chain.stats();
+      const source = options.dataset ? `dataset ${options.dataset}` : `synthetic chain (seed ${options.synthetic.seed})`;
+      process.stdout.write(
+        `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
+          `head ${chain.head()}\n` +
+          `erc20-etl devnet: listening on ${origin} — base URL ${origin}/<project-id> ` +
+          `(${options.projectIds.length} project id(s) accepted), ready in ${Math.round(performance.now() - started)} ms\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info({ msg: 'devnet stopping', signal });
+          void devnet.close().then(resolve);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+
+  generationOptions(
+    devnet
+      .command('dump')
+      .description('write the synthetic chain as a dataset folder: the ground truth for any test')
+      .requiredOption('--out <dir>', 'folder to write headers.jsonl, transfers.jsonl and tokens.jsonl into'),
+  ).action(async (_flags: unknown, cmd: Command) => {
+    // generation flags may stand before or after `dump`: commander gives the former to `devnet`
+    const { out, ...rest } = cmd.optsWithGlobals<DevnetFlags & { out: string }>();
+    const options = parseDevnetOptions(rest, SYNTHETIC_DEFAULTS);
+    const dataset = generateSyntheticDataset(options.synthetic);
+    await writeDataset(out, dataset);
+    process.stdout.write(
+      `erc20-etl devnet dump: wrote ${dataset.headers.length} headers, ${dataset.transfers.length} transfers, ` +
+        `${dataset.tokens.length} token lines to ${out}\n`,
+    );
+  });
+}

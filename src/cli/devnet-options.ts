@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { ConfigError } from '../common/errors.ts';
+import { formatIssues } from '../common/zod-problems.ts';
+import type { SyntheticOptions } from '../devnet/synthetic.ts';
+import type { FaultOptions } from '../devnet/faults.ts';
+
+/** The flags of `erc20-etl devnet` as commander hands them over: text, or repeated text. */
+export type DevnetFlags = Record<string, string | string[] | boolean | undefined>;
+
+const int = (min: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, { error: `expected an integer ≥ ${min}` })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { error: `expected an integer ≥ ${min}` }).max(Number.MAX_SAFE_INTEGER));
+
+const rate = z
+  .string()
+  .regex(/^(?:0|1|0?\.[0-9]+|1\.0*)$/, { error: 'expected a probability from 0 to 1, like 0.05' })
+  .transform(Number);
+
+const latency = z
+  .string()
+  .regex(/^[0-9]+(?:-[0-9]+)?$/, { error: 'expected milliseconds A or a range A-B, like 1-20' })
+  .transform((text) => text.split('-').map(Number))
+  .refine((r) => r.length === 1 || r[0]! <= r[1]!, { error: 'expected A ≤ B in A-B' })
+  .transform((r) => [r[0]!, r[1] ?? r[0]!] as const);
+
+const projectId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,128}$/, { error: 'expected letters, digits, _ or - (at most 128)' })
+  .refine((id) => !id.startsWith('__') && id !== 'healthz', { error: 'is reserved for the control plane' });
+
+const schema = z.object({
+  dataset: z.string().min(1).optional(),
+  seed: int(0).default(1),
+  blocks: int(1).optional(),
+  tokens: int(1).optional(),
+  transfers: int(0).optional(),
+  startBlock: int(0).optional(),
+  port: int(0).pipe(z.number().max(65535, { error: 'expected a port from 0 to 65535' })).default(8545),
+  host: z.string().min(1).default('127.0.0.1'),
+  projectId: z.array(projectId).min(1).default(['demo']),
+  chainId: int(1).default(1),
+  latencyMs: latency.optional(),
+  rateLimit: int(1).optional(),
+  failRate: rate.optional(),
+  resetRate: rate.optional(),
+  truncateRate: rate.optional(),
+  headerLagRate: rate.optional(),
+  quota: int(0).optional(),
+  pageKeyTtl: int(1).default(86_400),
+  faultSeed: int(0).optional(),
+});
+
+export interface DevnetOptions {
+  /** Serve this dataset folder; otherwise a synthetic chain. */
+  dataset?: string;
+  synthetic: SyntheticOptions;
+  host: string;
+  port: number;
+  projectIds: string[];
+  chainId: number;
+  faults: FaultOptions;
+  rateLimit?: number;
+  quota?: number;
+  pageKeyTtlSeconds: number;
+  faultSeed: number;
+}
+
+const flagName = (path: readonly PropertyKey[]) =>
+  `--${String(path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** Validates every flag at once; throws a ConfigError listing each problem with its flag. */
+export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: SyntheticOptions): Readonly<DevnetOptions> {
+  const input = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError('Invalid options for erc20-etl devnet (see erc20-etl devnet --help):', formatIssues(parsed.error.issues, input, flagName));
+  }
+  const o = parsed.data;
+  const generation = ['blocks', 'tokens', 'transfers', 'startBlock'] as const;
+  const mixed = o.dataset !== undefined ? generation.filter((k) => o[k] !== undefined) : [];
+  if (mixed.length) {
+    throw new ConfigError('Invalid options for erc20-etl devnet:', [
+      `--dataset serves a folder as it is; drop ${mixed.map((k) => flagName([k])).join(', ')} or drop --dataset`,
+    ]);
+  }
+  const faults: FaultOptions = {
+    ...(o.latencyMs && { latencyMs: o.latencyMs }),
+    ...(o.failRate !== undefined && { failRate: o.failRate }),
+    ...(o.resetRate !== undefined && { resetRate: o.resetRate }),
+    ...(o.truncateRate !== undefined && { truncateRate: o.truncateRate }),
+    ...(o.headerLagRate !== undefined && { headerLagRate: o.headerLagRate }),
+  };
+  return Object.freeze({
+    ...(o.dataset !== undefined && { dataset: o.dataset }),
+    synthetic: {
+      seed: o.seed,
+      blocks: o.blocks ?? syntheticDefaults.blocks,
+      tokens: o.tokens ?? syntheticDefaults.tokens,
+      transfers: o.transfers ?? syntheticDefaults.transfers,
+      startBlock: o.startBlock ?? syntheticDefaults.startBlock,
+    },
+    host: o.host,
+    port: o.port,
+    projectIds: [...new Set(o.projectId)],
+    chainId: o.chainId,
+    faults,
+    ...(o.rateLimit !== undefined && { rateLimit: o.rateLimit }),
+    ...(o.quota !== undefined && { quota: o.quota }),
+    pageKeyTtlSeconds: o.pageKeyTtl,
+    faultSeed: o.faultSeed ?? o.seed,
+  });
+}

@@ -1,0 +1,33 @@
+import { Command, CommanderError } from 'commander';
+import { EtlError } from '../common/errors.ts';
+import { registerDevnet } from './devnet-command.ts';
+
+/** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
+
+export function buildProgram(): Command {
+  const program = new Command('erc20-etl')
+    .description('Export ERC20 token transfers from a hosted chain API into PostgreSQL, exactly.')
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)');
+  registerDevnet(program);
+  return program;
+}
+
+/** Runs the command line; resolves to the process exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof EtlError) {
+      process.stderr.write(`erc20-etl: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`erc20-etl: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return EXIT.failed;
+  }
+}

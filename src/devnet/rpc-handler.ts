@@ -1,0 +1,78 @@
+import { RPC_ERRORS, RpcFailure, rpcErrorBody, type RpcId } from './rpc-errors.ts';
+import { RPC_METHODS, type RpcMethodContext } from './rpc-methods.ts';
+
+export const MAX_BATCH = 1000;
+
+export interface RpcOutcome {
+  status: number;
+  /** `undefined` when nothing is answered (a notification). */
+  body: unknown;
+}
+
+export interface RpcObserver {
+  call(method: string): void;
+  error(code: number): void;
+}
+
+/**
+ * Answers one JSON-RPC 2.0 HTTP body, single or batch. A single request gets the HTTP status of its
+ * error (chain-api.md §2); a batch is answered 200 with one member per request that has an id.
+ */
+export function handleRpcBody(text: string, ctx: RpcMethodContext, observe: RpcObserver): RpcOutcome {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    observe.error(RPC_ERRORS.parse.code);
+    return { status: RPC_ERRORS.parse.status, body: rpcErrorBody(null, RPC_ERRORS.parse.code, 'parse error') };
+  }
+  if (Array.isArray(parsed)) {
+    const problem = parsed.length === 0 ? 'empty batch' : parsed.length > MAX_BATCH ? `batch too large (at most ${MAX_BATCH})` : '';
+    if (problem) {
+      observe.error(RPC_ERRORS.invalidRequest.code);
+      return { status: RPC_ERRORS.invalidRequest.status, body: rpcErrorBody(null, RPC_ERRORS.invalidRequest.code, problem) };
+    }
+    const answers = parsed.map((member) => answer(member, ctx, observe)).filter((a) => a.body !== undefined);
+    return { status: 200, body: answers.map((a) => a.body) };
+  }
+  return answer(parsed, ctx, observe);
+}
+
+function answer(request: unknown, ctx: RpcMethodContext, observe: RpcObserver): RpcOutcome {
+  const r = request as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown } | null;
+  const id = validId(r?.id);
+  if (!r || typeof r !== 'object' || Array.isArray(r) || r.jsonrpc !== '2.0' || typeof r.method !== 'string' || id === undefined) {
+    observe.error(RPC_ERRORS.invalidRequest.code);
+    return {
+      status: RPC_ERRORS.invalidRequest.status,
+      body: rpcErrorBody(id ?? null, RPC_ERRORS.invalidRequest.code, 'invalid request'),
+    };
+  }
+  const isNotification = !('id' in r);
+  observe.call(r.method);
+  try {
+    const method = RPC_METHODS[r.method];
+    if (!Object.hasOwn(RPC_METHODS, r.method) || !method) {
+      throw new RpcFailure('methodNotFound', `the method ${r.method} does not exist/is not available`);
+    }
+    if (r.params !== undefined && r.params !== null && !Array.isArray(r.params)) {
+      throw new RpcFailure('invalidParams', 'non-array args');
+    }
+    const result = method((r.params as unknown[] | undefined) ?? [], ctx);
+    return { status: 200, body: isNotification ? undefined : { jsonrpc: '2.0', id, result } };
+  } catch (err) {
+    if (!(err instanceof RpcFailure)) throw err;
+    observe.error(err.code);
+    return {
+      status: RPC_ERRORS[err.kind].status,
+      body: isNotification ? undefined : rpcErrorBody(id, err.code, err.message),
+    };
+  }
+}
+
+/** A request id: number, string or null; absent means a notification (also `null` here). */
+function validId(id: unknown): RpcId | undefined {
+  if (id === undefined || id === null) return null;
+  if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;
+  return undefined;
+}

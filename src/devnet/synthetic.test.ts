@@ -1,0 +1,377 @@
+import { describe, expect, it } from 'vitest';
+import type { Dataset, TransferRecord } from '../dataset/types.ts';
+import { TRANSFER_KEYS } from '../dataset/types.ts';
+import { ERIGON_HEADER_KEYS, FORK_KEYS, type HeaderJson } from '../eth/header-fields.ts';
+import { computeHeaderHash } from '../eth/header-hash.ts';
+import { isHexData, isHexQuantity } from '../eth/hex.ts';
+import {
+  BLOCK_TIME_SECONDS,
+  EMPTY_UNCLES_HASH,
+  forkBoundaries,
+  generateSyntheticDataset,
+  MAX_UINT256,
+  SYNTHETIC_DEFAULTS,
+  type SyntheticOptions,
+  TIMESTAMP_BASE,
+  ZERO_HASH,
+} from './synthetic.ts';
+
+const MAX_TEXT = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
+const defaults = generateSyntheticDataset(SYNTHETIC_DEFAULTS);
+const small = (o: Partial<SyntheticOptions> = {}): Dataset =>
+  generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 200, transfers: 1500, ...o });
+
+const num = (h: HeaderJson, key: 'number' | 'timestamp' | 'difficulty' | 'gasUsed' | 'gasLimit'): bigint =>
+  BigInt(h[key]!);
+const jsonl = (ds: Dataset): string =>
+  [ds.headers, ds.transfers, ds.tokens].map((rows) => rows.map((r) => JSON.stringify(r)).join('\n')).join('\n\n');
+
+describe('synthetic dataset: determinism and options', () => {
+  it('the same seed gives the same dataset, byte for byte', () => {
+    const again = generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS });
+    expect(again).toEqual(defaults);
+    expect(jsonl(again)).toBe(jsonl(defaults));
+  });
+
+  it('a different seed gives different hashes, addresses and contracts', () => {
+    const a = small({ seed: 1 });
+    const b = small({ seed: 2 });
+    const hashesA = new Set(a.headers.map((h) => h.hash));
+    expect(b.headers.some((h) => hashesA.has(h.hash))).toBe(false);
+    expect(b.tokens.map((t) => t.contractAddress)).not.toEqual(a.tokens.map((t) => t.contractAddress));
+  });
+
+  it('rejects bad options with a message naming the flag', () => {
+    const bad = (o: Partial<SyntheticOptions>) => () => generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, ...o });
+    expect(bad({ blocks: -3 })).toThrow(new RangeError('--blocks must be an integer ≥ 1, got -3'));
+    expect(bad({ blocks: 0 })).toThrow(/--blocks must be an integer ≥ 1, got 0/);
+    expect(bad({ tokens: 0 })).toThrow(/--tokens must be an integer ≥ 1, got 0/);
+    expect(bad({ transfers: -1 })).toThrow(/--transfers must be an integer ≥ 0, got -1/);
+    expect(bad({ transfers: 2.5 })).toThrow(/--transfers must be an integer ≥ 0, got 2.5/);
+    expect(bad({ startBlock: -1 })).toThrow(/--start-block must be an integer ≥ 0, got -1/);
+    expect(bad({ seed: 0.5 })).toThrow(/--seed must be an integer, got 0.5/);
+    expect(bad({ blocks: Number.NaN })).toThrow(RangeError);
+    expect(bad({ tokens: '3' as unknown as number })).toThrow(/--tokens must be an integer ≥ 1, got "3"/);
+  });
+
+  it('accepts the smallest options', () => {
+    const ds = generateSyntheticDataset({ seed: 0, blocks: 1, tokens: 1, transfers: 0, startBlock: 0 });
+    expect(ds.headers).toHaveLength(1);
+    expect(ds.transfers).toHaveLength(0);
+    expect(computeHeaderHash(ds.headers[0]!)).toBe(ds.headers[0]!.hash);
+  });
+});
+
+describe('synthetic dataset: headers', () => {
+  const { headers } = defaults;
+  const start = SYNTHETIC_DEFAULTS.startBlock;
+
+  it('has one header per block of the range, in ascending order', () => {
+    expect(headers).toHaveLength(SYNTHETIC_DEFAULTS.blocks);
+    expect(headers.map((h) => h.number)).toEqual(headers.map((_, i) => `0x${(start + i).toString(16)}`));
+  });
+
+  it('every header hashes to its own hash', () => {
+    expect(headers.filter((h) => computeHeaderHash(h) !== h.hash)).toEqual([]);
+  });
+
+  it('every header links to the previous one by parentHash', () => {
+    expect(headers.slice(1).map((h) => h.parentHash)).toEqual(headers.slice(0, -1).map((h) => h.hash));
+    expect(headers[0]!.parentHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(headers[0]!.parentHash).not.toBe(ZERO_HASH);
+  });
+
+  it('starts from a zero parent hash at block 0', () => {
+    const ds = small({ startBlock: 0, blocks: 20, transfers: 10 });
+    expect(ds.headers[0]!.number).toBe('0x0');
+    expect(ds.headers[0]!.parentHash).toBe(ZERO_HASH);
+  });
+
+  it('has exactly Erigon’s keys, in Erigon’s order', () => {
+    const orders = new Set(headers.map((h) => Object.keys(h).join(',')));
+    expect([...orders]).toEqual([ERIGON_HEADER_KEYS.join(',')]);
+  });
+
+  it('spaces timestamps 12 seconds apart', () => {
+    expect(headers.map((h) => num(h, 'timestamp'))).toEqual(
+      headers.map((_, i) => BigInt(TIMESTAMP_BASE + BLOCK_TIME_SECONDS * i)),
+    );
+  });
+
+  it('writes quantities as minimal hex and data with the right sizes, lower-case', () => {
+    const quantities = [
+      ...['difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp'],
+      ...['baseFeePerGas', 'blobGasUsed', 'excessBlobGas'],
+    ] as const;
+    const hashes = [
+      ...['parentHash', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'mixHash'],
+      ...['withdrawalsRoot', 'parentBeaconBlockRoot', 'requestsHash'],
+    ] as const;
+    const bad: string[] = [];
+    for (const h of headers) {
+      const at = `block ${h.number}`;
+      for (const k of quantities) if (h[k] !== null && !isHexQuantity(h[k])) bad.push(`${at} ${k}`);
+      for (const k of hashes) if (h[k] !== null && !isHexData(h[k], 32)) bad.push(`${at} ${k}`);
+      if (!isHexData(h.logsBloom!, 256)) bad.push(`${at} logsBloom`);
+      if (!isHexData(h.miner!, 20)) bad.push(`${at} miner`);
+      if (!isHexData(h.nonce!, 8)) bad.push(`${at} nonce`);
+      if (!isHexData(h.extraData!) || h.extraData!.length > 2 + 64) bad.push(`${at} extraData`);
+      for (const [k, v] of Object.entries(h)) if (v !== null && v !== v.toLowerCase()) bad.push(`${at} ${k} case`);
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('has realistic constant and bounded fields', () => {
+    const bad = headers.filter(
+      (h) =>
+        h.sha3Uncles !== EMPTY_UNCLES_HASH ||
+        num(h, 'gasUsed') > num(h, 'gasLimit') ||
+        num(h, 'gasLimit') < 29_000_000n ||
+        num(h, 'gasLimit') > 31_000_000n ||
+        h.blockAccessListHash !== null,
+    );
+    expect(bad).toEqual([]);
+    expect(headers.some((h) => h.logsBloom !== `0x${'00'.repeat(256)}`)).toBe(true);
+    expect(new Set(headers.map((h) => h.miner)).size).toBeLessThanOrEqual(10);
+    expect(new Set(headers.map((h) => h.miner)).size).toBeGreaterThan(1);
+  });
+
+  it('puts every fork boundary inside the range, in fork order', () => {
+    const f = forkBoundaries(SYNTHETIC_DEFAULTS);
+    const order = [start, f.london, f.paris, f.shanghai, f.cancun, f.prague, start + SYNTHETIC_DEFAULTS.blocks - 1];
+    for (let i = 1; i < order.length; i++) expect(order[i]!).toBeGreaterThan(order[i - 1]!);
+    expect(forkBoundaries({ startBlock: 100, blocks: 1000 })).toEqual({
+      london: 300,
+      paris: 450,
+      shanghai: 600,
+      cancun: 800,
+      prague: 950,
+    });
+  });
+
+  it('sets each fork field exactly from its fork boundary on', () => {
+    const f = forkBoundaries(SYNTHETIC_DEFAULTS);
+    const forkOf: Record<string, number> = {
+      baseFeePerGas: f.london,
+      withdrawalsRoot: f.shanghai,
+      blobGasUsed: f.cancun,
+      excessBlobGas: f.cancun,
+      parentBeaconBlockRoot: f.cancun,
+      requestsHash: f.prague,
+      blockAccessListHash: Number.POSITIVE_INFINITY,
+    };
+    expect(Object.keys(forkOf).sort()).toEqual([...FORK_KEYS].sort());
+    const bad: string[] = [];
+    for (const h of headers) {
+      const n = Number(num(h, 'number'));
+      for (const [key, boundary] of Object.entries(forkOf)) {
+        if ((h[key as keyof HeaderJson] === null) !== n < boundary) bad.push(`${key} at ${n}`);
+      }
+    }
+    expect(bad).toEqual([]);
+    const f2 = forkBoundaries(SYNTHETIC_DEFAULTS);
+    const at = (n: number) => headers[n - start]!;
+    expect(at(f2.london - 1).baseFeePerGas).toBeNull();
+    expect(at(f2.london).baseFeePerGas).not.toBeNull();
+    expect(at(f2.prague - 1).requestsHash).toBeNull();
+    expect(at(f2.prague).requestsHash).not.toBeNull();
+  });
+
+  it('is proof-of-work before the merge and proof-of-stake after it', () => {
+    const { paris } = forkBoundaries(SYNTHETIC_DEFAULTS);
+    const pow = headers.filter((h) => Number(num(h, 'number')) < paris);
+    const pos = headers.filter((h) => Number(num(h, 'number')) >= paris);
+    expect(pow.length).toBeGreaterThan(0);
+    expect(pos.length).toBeGreaterThan(0);
+    expect(pow.filter((h) => num(h, 'difficulty') === 0n || h.nonce === '0x0000000000000000')).toEqual([]);
+    expect(new Set(pow.map((h) => h.nonce)).size).toBe(pow.length);
+    expect(pos.filter((h) => h.difficulty !== '0x0' || h.nonce !== '0x0000000000000000')).toEqual([]);
+    expect(new Set(pos.map((h) => h.mixHash)).size).toBe(pos.length);
+  });
+
+  it('covers every fork even in a short chain', () => {
+    const ds = small({ blocks: 20, transfers: 30 });
+    const f = forkBoundaries({ ...SYNTHETIC_DEFAULTS, blocks: 20 });
+    const last = ds.headers.at(-1)!;
+    expect(last.requestsHash).not.toBeNull();
+    expect(ds.headers[0]!.baseFeePerGas).toBeNull();
+    expect(f.london).toBeGreaterThan(SYNTHETIC_DEFAULTS.startBlock);
+    for (const h of ds.headers) expect(computeHeaderHash(h)).toBe(h.hash);
+  });
+});
+
+describe('synthetic dataset: tokens', () => {
+  const symbolOf = (t: Dataset['tokens'][number]) => t.contractSymbol ?? t.contractSymbols;
+
+  it('has the requested number of contracts, with lower-case 20-byte addresses', () => {
+    const contracts = new Set([
+      ...defaults.tokens.map((t) => t.contractAddress),
+      ...defaults.transfers.map((t) => t.contractAddress),
+    ]);
+    expect(contracts.size).toBe(SYNTHETIC_DEFAULTS.tokens);
+    for (const c of contracts) expect(c).toMatch(/^0x[0-9a-f]{40}$/);
+  });
+
+  it('covers decimals 0, 6, 8 and 18 as decimal text', () => {
+    expect(new Set(defaults.tokens.map((t) => t.contractDecimals))).toEqual(new Set(['0', '6', '8', '18']));
+  });
+
+  it('leaves one token out of tokens.jsonl (unknown metadata) although it has transfers', () => {
+    const listed = new Set(defaults.tokens.map((t) => t.contractAddress));
+    const unlisted = new Set(defaults.transfers.map((t) => t.contractAddress).filter((c) => !listed.has(c)));
+    expect(unlisted.size).toBe(1);
+    expect(defaults.tokens).toHaveLength(SYNTHETIC_DEFAULTS.tokens - 1);
+  });
+
+  it('spells one symbol contractSymbols, and has a non-ASCII name', () => {
+    const odd = defaults.tokens.filter((t) => 'contractSymbols' in t);
+    expect(odd).toHaveLength(1);
+    expect(odd[0]).not.toHaveProperty('contractSymbol');
+    expect(Object.keys(odd[0]!)).toEqual(['contractAddress', 'contractName', 'contractSymbols', 'contractDecimals']);
+    expect(defaults.tokens.some((t) => /[^\x20-\x7e]/.test(t.contractName))).toBe(true);
+    for (const t of defaults.tokens) expect(symbolOf(t)).toBeTruthy();
+  });
+
+  it('covers the awkward cases with only three tokens', () => {
+    const ds = small({ tokens: 3 });
+    expect(ds.tokens).toHaveLength(2);
+    expect(ds.tokens[0]!.contractDecimals).toBe('18');
+    expect(ds.tokens[0]!.contractName).toBe('Éther Synthétique ✓');
+    expect(ds.tokens[1]!.contractDecimals).toBe('6');
+    expect(ds.tokens[1]).toHaveProperty('contractSymbols');
+    expect(new Set(ds.transfers.map((t) => t.contractAddress)).size).toBe(3);
+  });
+
+  it('cycles decimals through 18, 6, 8, 0 with plain names beyond the fifth token', () => {
+    const ds = small({ tokens: 10 });
+    expect(ds.tokens.slice(4).map((t) => t.contractDecimals)).toEqual(['18', '6', '8', '0', '18']);
+    expect(ds.tokens.slice(4).every((t) => /^[\x20-\x7e]+$/.test(t.contractName))).toBe(true);
+  });
+});
+
+describe('synthetic dataset: transfers', () => {
+  const { transfers, headers } = defaults;
+
+  it('has exactly the requested number of transfers', () => {
+    expect(transfers).toHaveLength(SYNTHETIC_DEFAULTS.transfers);
+    for (const n of [0, 1, 2, 3, 99, 501, 777]) expect(small({ transfers: n }).transfers).toHaveLength(n);
+    expect(small({ blocks: 1, transfers: 1200 }).transfers).toHaveLength(1200);
+  });
+
+  it('writes every transfer with the dataset keys, in order', () => {
+    const orders = new Set(transfers.map((t) => Object.keys(t).join(',')));
+    expect([...orders]).toEqual([TRANSFER_KEYS.join(',')]);
+  });
+
+  it('is sorted by block number, then log index', () => {
+    const unsorted = transfers.filter((b, i) => {
+      const a = transfers[i - 1];
+      return a && !(a.blockNumber < b.blockNumber || (a.blockNumber === b.blockNumber && a.logIndex < b.logIndex));
+    });
+    expect(unsorted).toEqual([]);
+  });
+
+  it('never repeats (transactionHash, logIndex) or (blockNumber, logIndex)', () => {
+    expect(new Set(transfers.map((t) => `${t.transactionHash}/${t.logIndex}`)).size).toBe(transfers.length);
+    expect(new Set(transfers.map((t) => `${t.blockNumber}/${t.logIndex}`)).size).toBe(transfers.length);
+  });
+
+  it('keeps transaction indexes in step with log indexes, and a transaction in one place', () => {
+    const seen = new Map<string, { block: number; index: number; count: number }>();
+    const bad: TransferRecord[] = [];
+    for (let i = 0; i < transfers.length; i++) {
+      const t = transfers[i]!;
+      const prev = transfers[i - 1];
+      if (prev && prev.blockNumber === t.blockNumber && t.transactionIndex < prev.transactionIndex) bad.push(t);
+      const tx = seen.get(t.transactionHash);
+      if (tx) {
+        if (tx.block !== t.blockNumber || tx.index !== t.transactionIndex) bad.push(t);
+        tx.count++;
+      } else seen.set(t.transactionHash, { block: t.blockNumber, index: t.transactionIndex, count: 1 });
+    }
+    expect(bad).toEqual([]);
+    const shared = [...seen.values()].filter((tx) => tx.count > 1).length;
+    expect(shared).toBeGreaterThan(100);
+    expect(seen.size).toBeLessThan(transfers.length);
+  });
+
+  it('leaves gaps in log indexes for other logs', () => {
+    const gaps = transfers.filter((t, i) => {
+      const prev = transfers[i - 1];
+      return prev && prev.blockNumber === t.blockNumber && t.logIndex > prev.logIndex + 1;
+    });
+    expect(gaps.length).toBeGreaterThan(100);
+  });
+
+  it('matches every transfer’s block hash and timestamp with its header', () => {
+    const byNumber = new Map(headers.map((h) => [Number(h.number), h]));
+    const bad = transfers.filter((t) => {
+      const h = byNumber.get(t.blockNumber);
+      return !h || t.blockHash !== h.hash || t.blockTimestamp !== new Date(Number(h.timestamp) * 1000).toISOString();
+    });
+    expect(bad).toEqual([]);
+    expect(transfers[0]!.blockTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+  });
+
+  it('writes values as decimal text from 0 to 2^256−1, including both ends', () => {
+    expect(transfers.filter((t) => !/^(0|[1-9]\d*)$/.test(t.value) || BigInt(t.value) > MAX_UINT256)).toEqual([]);
+    const values = new Set(transfers.map((t) => t.value));
+    expect(values.has('0')).toBe(true);
+    expect(values.has(MAX_TEXT)).toBe(true);
+    expect(MAX_UINT256.toString()).toBe(MAX_TEXT);
+  });
+
+  it('has 0 and 2^256−1 among as few as two transfers', () => {
+    for (const seed of [1, 2, 3]) {
+      const values = small({ seed, transfers: 2 }).transfers.map((t) => t.value).sort();
+      expect(values).toEqual(['0', MAX_TEXT]);
+    }
+  });
+
+  it('scales plausible values by the token decimals', () => {
+    const decimalsOf = new Map(defaults.tokens.map((t) => [t.contractAddress, Number(t.contractDecimals)]));
+    const median = (list: TransferRecord[]) => {
+      const lengths = list.map((t) => t.value.length).sort((a, b) => a - b);
+      return lengths[Math.floor(lengths.length / 2)]!;
+    };
+    const of = (d: number) => transfers.filter((t) => decimalsOf.get(t.contractAddress) === d);
+    expect(median(of(18))).toBeGreaterThan(median(of(6)));
+    expect(median(of(6))).toBeGreaterThan(median(of(0)));
+  });
+
+  it('uses lower-case addresses from a pool, with repeated senders and receivers', () => {
+    const address = /^0x[0-9a-f]{40}$/;
+    const hash = /^0x[0-9a-f]{64}$/;
+    const bad = transfers.filter(
+      (t) =>
+        !address.test(t.fromAddress) ||
+        !address.test(t.toAddress) ||
+        !hash.test(t.transactionHash) ||
+        !hash.test(t.blockHash),
+    );
+    expect(bad).toEqual([]);
+    const senders = new Map<string, number>();
+    for (const t of transfers) senders.set(t.fromAddress, (senders.get(t.fromAddress) ?? 0) + 1);
+    expect(Math.max(...senders.values())).toBeGreaterThan(50);
+    expect(new Set(transfers.map((t) => t.toAddress)).size).toBeLessThan(transfers.length / 4);
+  });
+
+  it('is skewed: most blocks empty, and hot blocks with hundreds of transfers of one token', () => {
+    const perBlock = new Map<number, number>();
+    const perBlockToken = new Map<string, number>();
+    for (const t of transfers) {
+      perBlock.set(t.blockNumber, (perBlock.get(t.blockNumber) ?? 0) + 1);
+      const key = `${t.blockNumber}/${t.contractAddress}`;
+      perBlockToken.set(key, (perBlockToken.get(key) ?? 0) + 1);
+    }
+    expect(SYNTHETIC_DEFAULTS.blocks - perBlock.size).toBeGreaterThanOrEqual(SYNTHETIC_DEFAULTS.blocks / 2);
+    expect(Math.max(...perBlockToken.values())).toBeGreaterThanOrEqual(100);
+  });
+
+  it('makes some tokens far more popular than others', () => {
+    const perToken = new Map<string, number>();
+    for (const t of transfers) perToken.set(t.contractAddress, (perToken.get(t.contractAddress) ?? 0) + 1);
+    const counts = [...perToken.values()].sort((a, b) => b - a);
+    expect(counts[0]!).toBeGreaterThan(3 * counts.at(-1)!);
+  });
+});

@@ -1,0 +1,545 @@
+/**
+ * A deterministic synthetic dataset (chain-api.md §3) for the reference server: a dense chain of headers
+ * that crosses London, the merge, Shanghai, Cancun and Prague, a few tokens with awkward metadata, and
+ * transfers with a skewed, realistic shape (empty blocks, hot blocks, popular tokens, shared transactions,
+ * extreme values).
+ */
+import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
+import type { HeaderJson } from '../eth/header-fields.ts';
+import { computeHeaderHash } from '../eth/header-hash.ts';
+import { toQuantity } from '../eth/hex.ts';
+import { createRng, deriveSeed, type Rng } from './rng.ts';
+
+export interface SyntheticOptions {
+  /** Any safe integer; the whole dataset is a function of the options. */
+  seed: number;
+  /** Number of blocks (headers), ≥ 1. */
+  blocks: number;
+  /** Number of token contracts, ≥ 1. */
+  tokens: number;
+  /** Exact number of transfers, ≥ 0. */
+  transfers: number;
+  /** Number of the first block, ≥ 0. */
+  startBlock: number;
+}
+
+export const SYNTHETIC_DEFAULTS: SyntheticOptions = Object.freeze({
+  seed: 1,
+  blocks: 5000,
+  tokens: 7,
+  transfers: 20000,
+  startBlock: 18_000_000,
+});
+
+/** Timestamp of block `startBlock`, in Unix seconds; block n is `TIMESTAMP_BASE + 12 · (n − startBlock)`. */
+export const TIMESTAMP_BASE = 1_693_000_000;
+export const BLOCK_TIME_SECONDS = 12;
+
+export const MAX_UINT256 = 2n ** 256n - 1n;
+export const ZERO_HASH = `0x${'00'.repeat(32)}`;
+export const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
+/** keccak256(rlp([])): the uncles hash of every block without uncles. */
+export const EMPTY_UNCLES_HASH = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
+/** sha256 of nothing: the `requestsHash` of a Prague block without execution-layer requests. */
+export const EMPTY_REQUESTS_HASH = '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** First block of each fork; a field a fork introduced is null in every block before it. */
+export interface ForkBoundaries {
+  london: number;
+  paris: number;
+  shanghai: number;
+  cancun: number;
+  prague: number;
+}
+
+/** Where each fork starts, as a fraction of the block range. */
+const FORK_FRACTIONS: Readonly<ForkBoundaries> = { london: 0.2, paris: 0.35, shanghai: 0.5, cancun: 0.7, prague: 0.85 };
+
+const FLAGS: Readonly<Record<keyof SyntheticOptions, string>> = {
+  seed: '--seed',
+  blocks: '--blocks',
+  tokens: '--tokens',
+  transfers: '--transfers',
+  startBlock: '--start-block',
+};
+
+const MINIMUM: Readonly<Record<keyof SyntheticOptions, number | null>> = {
+  seed: null,
+  blocks: 1,
+  tokens: 1,
+  transfers: 0,
+  startBlock: 0,
+};
+
+/**
+ * Throws a RangeError naming the command-line flag of the first bad option.
+ *
+ * @example validateSyntheticOptions({ ...SYNTHETIC_DEFAULTS, blocks: -3 })
+ * // RangeError: --blocks must be an integer ≥ 1, got -3
+ */
+export function validateSyntheticOptions(options: SyntheticOptions): void {
+  for (const key of Object.keys(FLAGS) as (keyof SyntheticOptions)[]) {
+    const value: unknown = options[key];
+    const min = MINIMUM[key];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || (min !== null && value < min)) {
+      const shown = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
+      throw new RangeError(`${FLAGS[key]} must be an integer${min === null ? '' : ` ≥ ${min}`}, got ${shown}`);
+    }
+  }
+  if (!Number.isSafeInteger(options.startBlock + options.blocks)) {
+    throw new RangeError(`--start-block + --blocks must stay below 2^53, got ${options.startBlock + options.blocks}`);
+  }
+}
+
+/**
+ * The first block of each fork: at fixed fractions of the range, so every fork starts inside it.
+ *
+ * @example forkBoundaries({ startBlock: 100, blocks: 1000 })
+ * // → { london: 300, paris: 450, shanghai: 600, cancun: 800, prague: 950 }
+ */
+export function forkBoundaries(options: Pick<SyntheticOptions, 'startBlock' | 'blocks'>): ForkBoundaries {
+  const at = (fraction: number): number => options.startBlock + Math.floor(options.blocks * fraction);
+  return {
+    london: at(FORK_FRACTIONS.london),
+    paris: at(FORK_FRACTIONS.paris),
+    shanghai: at(FORK_FRACTIONS.shanghai),
+    cancun: at(FORK_FRACTIONS.cancun),
+    prague: at(FORK_FRACTIONS.prague),
+  };
+}
+
+/**
+ * A whole synthetic dataset: headers for every block of the range, `tokens` contracts, exactly
+ * `transfers` transfers sorted by (blockNumber, logIndex). The same options give the same dataset.
+ *
+ * @example
+ * const ds = generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 100, transfers: 500 });
+ * ds.headers.length; // 100
+ * ds.transfers.length; // 500
+ */
+export function generateSyntheticDataset(options: SyntheticOptions): Dataset {
+  validateSyntheticOptions(options);
+  const { seed, blocks, startBlock } = options;
+  const stream = (label: string): Rng => createRng(deriveSeed(seed, label));
+
+  const tokenRng = stream('tokens');
+  const contracts = Array.from({ length: options.tokens }, () => tokenRng.hex(20));
+  const profiles = contracts.map((_, i) => tokenProfile(i));
+  const tokens = tokenRecords(contracts, profiles);
+  const popularity = zipfCumulative(tokenRng, options.tokens);
+
+  const layout = planLayout(stream('layout'), options);
+  const addresses = addressPool(stream('addresses'), options.transfers);
+  const chain = new HeaderChain(stream('headers'), options);
+  const ctx: TransferContext = {
+    rng: stream('transfers'),
+    contracts,
+    decimals: profiles.map((p) => p.decimals),
+    popularity,
+    addresses,
+    zeroAt: layout.zeroAt,
+    maxAt: layout.maxAt,
+    emitted: 0,
+  };
+
+  const headers: HeaderJson[] = [];
+  const transfers: TransferRecord[] = [];
+  for (let offset = 0; offset < blocks; offset++) {
+    const regular = layout.regular[offset]!;
+    const hot = layout.hot[offset]!;
+    const header = chain.next(offset, regular + hot);
+    headers.push(header);
+    if (regular + hot === 0) continue;
+    const block: BlockRef = {
+      number: startBlock + offset,
+      hash: header.hash,
+      timestamp: new Date((TIMESTAMP_BASE + BLOCK_TIME_SECONDS * offset) * 1000).toISOString(),
+    };
+    appendBlockTransfers(transfers, ctx, block, regular, hot, layout.hotToken[offset]!);
+  }
+  return { headers, transfers, tokens };
+}
+
+// ---------------------------------------------------------------------------------------------- tokens
+
+interface TokenProfile {
+  name: string;
+  symbol: string;
+  /** Decimals used to scale values (unlisted tokens still move plausible amounts). */
+  decimals: number;
+  symbolKey: 'contractSymbol' | 'contractSymbols';
+  /** `false`: the token has no line in tokens.jsonl (unknown metadata). */
+  listed: boolean;
+}
+
+const CYCLED_DECIMALS = [18, 6, 8, 0] as const;
+
+/** Metadata by token index, so that even three tokens cover the awkward cases. */
+function tokenProfile(index: number): TokenProfile {
+  const plain = { symbolKey: 'contractSymbol', listed: true } as const;
+  switch (index) {
+    case 0:
+      return { ...plain, name: 'Éther Synthétique ✓', symbol: 'ÉSYN', decimals: 18 };
+    case 1:
+      return { ...plain, name: 'Synthetic Dollar', symbol: 'SUSD', decimals: 6, symbolKey: 'contractSymbols' };
+    case 2:
+      return { ...plain, name: '', symbol: '', decimals: 18, listed: false };
+    case 3:
+      return { ...plain, name: 'Synthetic Bitcoin', symbol: 'SBTC', decimals: 8 };
+    case 4:
+      return { ...plain, name: 'Synthetic Ticket', symbol: 'STIX', decimals: 0 };
+    default:
+      return {
+        ...plain,
+        name: `Synthetic Token ${index}`,
+        symbol: `SYN${index}`,
+        decimals: CYCLED_DECIMALS[(index - 5) % CYCLED_DECIMALS.length]!,
+      };
+  }
+}
+
+function tokenRecords(contracts: readonly string[], profiles: readonly TokenProfile[]): TokenRecord[] {
+  const records: TokenRecord[] = [];
+  contracts.forEach((contractAddress, i) => {
+    const p = profiles[i]!;
+    if (!p.listed) return;
+    records.push({
+      contractAddress,
+      contractName: p.name,
+      [p.symbolKey]: p.symbol,
+      contractDecimals: String(p.decimals),
+    } as TokenRecord);
+  });
+  return records;
+}
+
+/**
+ * Cumulative Zipf weights (1/rank) over the tokens, in a seed-dependent popularity order:
+ * `cumulative[i]` is the total weight of token indexes 0…i.
+ */
+function zipfCumulative(rng: Rng, count: number): Float64Array {
+  const order = Array.from({ length: count }, (_, i) => i);
+  for (let i = count - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const weight = new Float64Array(count);
+  order.forEach((token, rank) => (weight[token] = 1 / (rank + 1)));
+  const cumulative = new Float64Array(count);
+  let sum = 0;
+  for (let i = 0; i < count; i++) cumulative[i] = sum += weight[i]!;
+  return cumulative;
+}
+
+/** A token index drawn by popularity (binary search over the cumulative weights). */
+function pickToken(rng: Rng, cumulative: Float64Array): number {
+  const target = rng.next() * cumulative[cumulative.length - 1]!;
+  let lo = 0;
+  let hi = cumulative.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cumulative[mid]! > target) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// ---------------------------------------------------------------------------------------------- layout
+
+/** Below this many transfers there are no hot blocks. */
+const HOT_MIN_TRANSFERS = 500;
+/** Share of the transfers that go to hot blocks. */
+const HOT_SHARE = 0.2;
+const HOT_MIN_SIZE = 100;
+const HOT_MAX_SIZE = 400;
+/** Share of the blocks that have ordinary transfers (so most blocks are empty). */
+const ACTIVE_SHARE = 0.3;
+
+interface Layout {
+  /** Ordinary transfers per block offset. */
+  regular: Uint32Array;
+  /** Transfers of the block's one hot token, per block offset (0: not a hot block). */
+  hot: Uint32Array;
+  hotToken: Int32Array;
+  /** Ordinals of the transfers forced to value 0 and 2^256−1 (−1: none). */
+  zeroAt: number;
+  maxAt: number;
+}
+
+/** How many transfers each block gets: a few hot blocks, ~30% active blocks with skewed counts, the rest empty. */
+function planLayout(rng: Rng, options: SyntheticOptions): Layout {
+  const { blocks, transfers, tokens } = options;
+  const regular = new Uint32Array(blocks);
+  const hot = new Uint32Array(blocks);
+  const hotToken = new Int32Array(blocks).fill(-1);
+
+  let hotTotal = 0;
+  if (transfers >= HOT_MIN_TRANSFERS) {
+    let budget = Math.floor(transfers * HOT_SHARE);
+    const maxHot = Math.max(1, Math.floor(blocks / 10));
+    for (let made = 0; budget >= HOT_MIN_SIZE && made < maxHot; made++) {
+      const size = Math.min(budget, rng.int(HOT_MIN_SIZE, HOT_MAX_SIZE));
+      let b = rng.int(0, blocks - 1);
+      while (hot[b] !== 0) b = (b + 1) % blocks;
+      hot[b] = size;
+      hotToken[b] = rng.int(0, tokens - 1);
+      budget -= size;
+      hotTotal += size;
+    }
+  }
+
+  const rest = transfers - hotTotal;
+  if (rest > 0) {
+    const activeCount = Math.min(rest, Math.max(1, Math.round(blocks * ACTIVE_SHARE)));
+    const active = new Uint32Array(activeCount);
+    const weight = new Float64Array(activeCount);
+    let total = 0;
+    // Selection sampling: exactly activeCount distinct blocks, in ascending order, in one pass.
+    for (let b = 0, chosen = 0; chosen < activeCount; b++) {
+      if (rng.next() * (blocks - b) < activeCount - chosen) {
+        active[chosen] = b;
+        const w = (1 / (0.05 + rng.next())) * (rng.chance(0.1) ? 5 : 1);
+        weight[chosen] = w;
+        total += w;
+        chosen++;
+      }
+    }
+    let assigned = 0;
+    for (let i = 0; i < activeCount; i++) {
+      const n = Math.floor((rest * weight[i]!) / total);
+      regular[active[i]!] = n;
+      assigned += n;
+    }
+    for (; assigned < rest; assigned++) regular[active[rng.int(0, activeCount - 1)]!]! += 1;
+  }
+
+  let zeroAt = -1;
+  let maxAt = -1;
+  if (transfers >= 2) {
+    zeroAt = rng.int(0, transfers - 1);
+    maxAt = rng.int(0, transfers - 2);
+    if (maxAt >= zeroAt) maxAt++;
+  }
+  return { regular, hot, hotToken, zeroAt, maxAt };
+}
+
+/** Senders and receivers: a pool small enough that many addresses repeat. */
+function addressPool(rng: Rng, transfers: number): string[] {
+  const size = Math.min(20_000, Math.max(32, Math.ceil(transfers / 8)));
+  return Array.from({ length: size }, () => rng.hex(20));
+}
+
+// --------------------------------------------------------------------------------------------- headers
+
+const GAS_LIMIT = 30_000_000;
+const INITIAL_BASE_FEE = 1_000_000_000;
+const TYPICAL_BASE_FEE = 15_000_000_000;
+const GAS_PER_BLOB = 131_072;
+const TARGET_BLOB_GAS = 3 * GAS_PER_BLOB;
+const ZERO_NONCE = '0x0000000000000000';
+const ZERO_BLOOM = `0x${'00'.repeat(256)}`;
+
+function utf8Hex(text: string): string {
+  return `0x${Buffer.from(text, 'utf8').toString('hex')}`;
+}
+
+const POW_EXTRA_DATA: readonly string[] = ['ethermine-eu1-1', 'Hiveon', 'geth go1.16.4 linux', 'f2pool'].map(utf8Hex);
+const POS_EXTRA_DATA: readonly string[] = [
+  'beaverbuild.org',
+  'Titan (titanbuilder.xyz)',
+  'rsync-builder.xyz',
+  'Illuminate Dmocratize Dstribute',
+  '',
+].map(utf8Hex);
+
+/** Builds the headers one block after another, carrying the state a chain carries (parent, fees, blob gas). */
+class HeaderChain {
+  private readonly forks: ForkBoundaries;
+  private readonly powMiners: string[];
+  private readonly posMiners: string[];
+  private parentHash: string;
+  private baseFee = INITIAL_BASE_FEE;
+  private excessBlobGas = 0;
+  private parentBlobGasUsed = 0;
+
+  constructor(
+    private readonly rng: Rng,
+    private readonly options: SyntheticOptions,
+  ) {
+    this.forks = forkBoundaries(options);
+    this.powMiners = POW_EXTRA_DATA.map(() => rng.hex(20));
+    this.posMiners = POS_EXTRA_DATA.map(() => rng.hex(20));
+    this.parentHash = options.startBlock === 0 ? ZERO_HASH : rng.hex(32);
+  }
+
+  /** The header of block `startBlock + offset`, which holds `transfers` transfer logs. */
+  next(offset: number, transfers: number): HeaderJson {
+    const { rng, forks } = this;
+    const n = this.options.startBlock + offset;
+    const london = n >= forks.london;
+    const merged = n >= forks.paris;
+    const cancun = n >= forks.cancun;
+
+    const builder = rng.int(0, (merged ? POS_EXTRA_DATA : POW_EXTRA_DATA).length - 1);
+    const gasLimit = GAS_LIMIT + rng.int(-2000, 2000);
+    const target = Math.floor(gasLimit / 2);
+    // Busier when gas is cheap, quieter when it is dear: keeps the base fee near a typical level.
+    const pressure = Math.min(2, this.baseFee / TYPICAL_BASE_FEE - 1);
+    const fill = london ? 0.5 + (rng.next() - 0.5) * 0.9 - 0.15 * pressure : 0.3 + 0.7 * rng.next();
+    const gasUsed = Math.floor(Math.min(1, Math.max(0.02, fill)) * gasLimit);
+    const blobGasUsed = cancun ? GAS_PER_BLOB * rng.int(0, 6) : 0;
+
+    const header: HeaderJson = {
+      requestsHash: n >= forks.prague ? (rng.chance(0.9) ? EMPTY_REQUESTS_HASH : rng.hex(32)) : null,
+      baseFeePerGas: london ? toQuantity(this.baseFee) : null,
+      blobGasUsed: cancun ? toQuantity(blobGasUsed) : null,
+      difficulty: merged ? '0x0' : toQuantity(11_000_000_000_000_000n + rng.bigintBelow(2_000_000_000_000_000n)),
+      excessBlobGas: cancun ? toQuantity(this.excessBlobGas) : null,
+      extraData: (merged ? POS_EXTRA_DATA : POW_EXTRA_DATA)[builder]!,
+      gasLimit: toQuantity(gasLimit),
+      gasUsed: toQuantity(gasUsed),
+      hash: '',
+      logsBloom: this.bloom(transfers + rng.int(0, 30)),
+      miner: (merged ? this.posMiners : this.powMiners)[builder]!,
+      mixHash: rng.hex(32),
+      nonce: merged ? ZERO_NONCE : rng.hex(8),
+      number: toQuantity(n),
+      parentBeaconBlockRoot: cancun ? rng.hex(32) : null,
+      parentHash: this.parentHash,
+      receiptsRoot: rng.hex(32),
+      sha3Uncles: EMPTY_UNCLES_HASH,
+      stateRoot: rng.hex(32),
+      timestamp: toQuantity(TIMESTAMP_BASE + BLOCK_TIME_SECONDS * offset),
+      transactionsRoot: rng.hex(32),
+      withdrawalsRoot: n >= forks.shanghai ? rng.hex(32) : null,
+      blockAccessListHash: null,
+    };
+    header.hash = computeHeaderHash(header);
+
+    this.parentHash = header.hash;
+    if (london) {
+      // EIP-1559: the base fee moves by up to 1/8 towards the gas used, relative to the target.
+      this.baseFee = Math.max(7, this.baseFee + Math.trunc(((this.baseFee / target) * (gasUsed - target)) / 8));
+    }
+    if (cancun) {
+      this.excessBlobGas = Math.max(0, this.excessBlobGas + this.parentBlobGasUsed - TARGET_BLOB_GAS);
+      this.parentBlobGasUsed = blobGasUsed;
+    }
+    return header;
+  }
+
+  /** A logs bloom with a few random bits per log (an empty bloom for a block without logs). */
+  private bloom(logs: number): string {
+    if (logs === 0) return ZERO_BLOOM;
+    const bits = new Uint8Array(256);
+    const count = Math.min(512, logs * 3);
+    for (let i = 0; i < count; i++) {
+      const bit = this.rng.int(0, 2047);
+      bits[bit >>> 3]! |= 1 << (bit & 7);
+    }
+    return `0x${Buffer.from(bits.buffer).toString('hex')}`;
+  }
+}
+
+// ------------------------------------------------------------------------------------------- transfers
+
+interface BlockRef {
+  number: number;
+  hash: string;
+  timestamp: string;
+}
+
+/** What the transfer writer needs across blocks; `emitted` counts the transfers written so far. */
+interface TransferContext {
+  rng: Rng;
+  contracts: readonly string[];
+  decimals: readonly number[];
+  popularity: Float64Array;
+  addresses: readonly string[];
+  zeroAt: number;
+  maxAt: number;
+  emitted: number;
+}
+
+const MAX_UINT256_TEXT = MAX_UINT256.toString();
+const TWO_POW_256 = 2n ** 256n;
+/** 10^0 … 10^40 as bigints. */
+const POW10: readonly bigint[] = Array.from({ length: 41 }, (_, i) => 10n ** BigInt(i));
+
+/**
+ * Appends one block's transfers in log order: `regular` transfers of popular tokens, with a run of `hot`
+ * transfers of token `hotToken` (a batch payout in a few transactions) somewhere among them.
+ */
+function appendBlockTransfers(
+  out: TransferRecord[],
+  ctx: TransferContext,
+  block: BlockRef,
+  regular: number,
+  hot: number,
+  hotToken: number,
+): void {
+  const { rng, contracts, addresses } = ctx;
+  const total = regular + hot;
+  const hotStart = hot > 0 ? rng.int(0, regular) : -1;
+  const hotEnd = hotStart + hot;
+  const hotSender = hot > 0 ? rng.pick(addresses) : '';
+
+  let logIndex = rng.int(0, 4);
+  let transactionIndex = rng.int(0, 3);
+  let transactionHash = '';
+  for (let i = 0; i < total; i++) {
+    const isHot = i >= hotStart && i < hotEnd;
+    const newTransaction =
+      i === 0 || i === hotStart || i === hotEnd || (isHot ? rng.chance(0.02) : rng.chance(0.6));
+    if (newTransaction) {
+      if (i > 0) {
+        transactionIndex += 1 + (rng.chance(0.4) ? rng.int(0, 6) : 0);
+        if (rng.chance(0.5)) logIndex += rng.int(1, 5);
+      }
+      transactionHash = rng.hex(32);
+    } else if (rng.chance(0.2)) {
+      logIndex += rng.int(1, 2); // a Swap or Approval log between two transfers of one transaction
+    }
+
+    const token = isHot ? hotToken : pickToken(rng, ctx.popularity);
+    let fromAddress: string;
+    let toAddress: string;
+    if (isHot) {
+      fromAddress = hotSender;
+      toAddress = addresses[rng.int(0, addresses.length - 1)]!;
+    } else {
+      const u = rng.next();
+      const v = rng.next();
+      fromAddress = rng.chance(0.01) ? ZERO_ADDRESS : addresses[Math.floor(addresses.length * u * u)]!;
+      toAddress = rng.chance(0.005) ? ZERO_ADDRESS : addresses[Math.floor(addresses.length * v * v)]!;
+    }
+    const ordinal = ctx.emitted++;
+    const value =
+      ordinal === ctx.zeroAt ? '0' : ordinal === ctx.maxAt ? MAX_UINT256_TEXT : randomValue(rng, ctx.decimals[token]!);
+
+    out.push({
+      contractAddress: contracts[token]!,
+      fromAddress,
+      toAddress,
+      value,
+      blockHash: block.hash,
+      blockNumber: block.number,
+      blockTimestamp: block.timestamp,
+      transactionHash,
+      transactionIndex,
+      logIndex,
+    });
+    logIndex++;
+  }
+}
+
+/** A transfer value as decimal text: mostly round-ish amounts scaled by the decimals, sometimes extremes. */
+function randomValue(rng: Rng, decimals: number): string {
+  const r = rng.next();
+  if (r < 0.002) return '0';
+  if (r < 0.0025) return MAX_UINT256_TEXT;
+  if (r < 0.003) return rng.bigintBelow(TWO_POW_256).toString();
+  if (r < 0.3) return (rng.bigintBelow(POW10[decimals + rng.int(0, 5)]!) + 1n).toString();
+  const exponent = Math.max(0, decimals + rng.int(-4, 4));
+  return (BigInt(rng.int(1, 9999)) * POW10[exponent]!).toString();
+}

@@ -1,0 +1,100 @@
+/**
+ * The block header as `erigon_getHeaderByHash` returns it: every value is `0x` hex text, and a field
+ * that the block's fork predates is `null`.
+ */
+export type HeaderJson = Record<HeaderKey, string | null> & { hash: string };
+
+/** How a field is RLP-encoded: fixed-size data, variable-size bytes, or a minimal big-endian quantity. */
+export type FieldKind = 'hash' | 'address' | 'bloom' | 'bytes' | 'nonce' | 'quantity';
+
+/**
+ * The header fields in consensus (RLP) order, each with its encoding and the fork that introduced it.
+ * `keccak256(rlp(fields up to the last non-null one))` is the block hash.
+ */
+export const CONSENSUS_FIELDS = [
+  { key: 'parentHash', kind: 'hash', fork: 'frontier' },
+  { key: 'sha3Uncles', kind: 'hash', fork: 'frontier' },
+  { key: 'miner', kind: 'address', fork: 'frontier' },
+  { key: 'stateRoot', kind: 'hash', fork: 'frontier' },
+  { key: 'transactionsRoot', kind: 'hash', fork: 'frontier' },
+  { key: 'receiptsRoot', kind: 'hash', fork: 'frontier' },
+  { key: 'logsBloom', kind: 'bloom', fork: 'frontier' },
+  { key: 'difficulty', kind: 'quantity', fork: 'frontier' },
+  { key: 'number', kind: 'quantity', fork: 'frontier' },
+  { key: 'gasLimit', kind: 'quantity', fork: 'frontier' },
+  { key: 'gasUsed', kind: 'quantity', fork: 'frontier' },
+  { key: 'timestamp', kind: 'quantity', fork: 'frontier' },
+  { key: 'extraData', kind: 'bytes', fork: 'frontier' },
+  { key: 'mixHash', kind: 'hash', fork: 'frontier' },
+  { key: 'nonce', kind: 'nonce', fork: 'frontier' },
+  { key: 'baseFeePerGas', kind: 'quantity', fork: 'london' },
+  { key: 'withdrawalsRoot', kind: 'hash', fork: 'shanghai' },
+  { key: 'blobGasUsed', kind: 'quantity', fork: 'cancun' },
+  { key: 'excessBlobGas', kind: 'quantity', fork: 'cancun' },
+  { key: 'parentBeaconBlockRoot', kind: 'hash', fork: 'cancun' },
+  { key: 'requestsHash', kind: 'hash', fork: 'prague' },
+  { key: 'blockAccessListHash', kind: 'hash', fork: 'amsterdam' },
+] as const satisfies readonly { key: string; kind: FieldKind; fork: string }[];
+
+export type ConsensusKey = (typeof CONSENSUS_FIELDS)[number]['key'];
+export type HeaderKey = ConsensusKey | 'hash';
+
+/** Fields that may be null: the ones a fork after Frontier introduced. */
+export const FORK_KEYS: readonly ConsensusKey[] = CONSENSUS_FIELDS.filter((f) => f.fork !== 'frontier').map(
+  (f) => f.key,
+);
+
+/**
+ * Erigon's key set and order for a header result, as recorded in Erigon's own test vectors
+ * (`fixtures/mainnet/vectors/erigon_getHeaderByHash/test_01.json`).
+ */
+export const ERIGON_HEADER_KEYS: readonly HeaderKey[] = [
+  'requestsHash',
+  'baseFeePerGas',
+  'blobGasUsed',
+  'difficulty',
+  'excessBlobGas',
+  'extraData',
+  'gasLimit',
+  'gasUsed',
+  'hash',
+  'logsBloom',
+  'miner',
+  'mixHash',
+  'nonce',
+  'number',
+  'parentBeaconBlockRoot',
+  'parentHash',
+  'receiptsRoot',
+  'sha3Uncles',
+  'stateRoot',
+  'timestamp',
+  'transactionsRoot',
+  'withdrawalsRoot',
+  'blockAccessListHash',
+];
+
+const FORK_KEY_SET = new Set<string>(FORK_KEYS);
+
+/**
+ * Returns the header with exactly Erigon's key set, in Erigon's order: absent fork keys become null,
+ * unknown keys are left out.
+ *
+ * @example toErigonHeader({ ...londonHeader, size: '0x1' }) // → no `size`, `withdrawalsRoot: null`, …
+ */
+export function toErigonHeader(input: Readonly<Record<string, unknown>>): HeaderJson {
+  const out: Record<string, string | null> = {};
+  for (const key of ERIGON_HEADER_KEYS) {
+    const value = input[key];
+    if (typeof value === 'string') out[key] = value;
+    else if ((value === null || value === undefined) && FORK_KEY_SET.has(key)) out[key] = null;
+    else throw new TypeError(`header field ${key}: expected 0x hex text, got ${JSON.stringify(value) ?? 'nothing'}`);
+  }
+  return out as HeaderJson;
+}
+
+/** The keys of a header object that are not in Erigon's key set (older or newer nodes add some). */
+export function unknownHeaderKeys(input: Readonly<Record<string, unknown>>): string[] {
+  const known = new Set<string>(ERIGON_HEADER_KEYS);
+  return Object.keys(input).filter((k) => !known.has(k));
+}
