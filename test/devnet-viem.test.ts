@@ -1,22 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPublicClient, http } from 'viem';
 import { mainnet } from 'viem/chains';
-import { readDataset } from '../src/dataset/read.ts';
-import type { Dataset } from '../src/dataset/types.ts';
-import { FIXTURE_DIR } from './helpers/fixtures.ts';
-import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { serveMainnetFixture } from './helpers/devnet.ts';
 
 // viem is a client nobody here wrote: if it can talk to the reference server, so can the hosted service's users.
 describe('viem against the reference server', () => {
-  let dataset: Dataset;
-  let devnet: RunningDevnet;
-  beforeAll(async () => {
-    dataset = await readDataset(FIXTURE_DIR);
-    devnet = await startDevnet(dataset);
-  });
-  afterAll(() => devnet.close());
+  const suite = serveMainnetFixture();
 
-  const client = () => createPublicClient({ chain: mainnet, transport: http(devnet.base, { retryCount: 0 }) });
+  const client = () => createPublicClient({ chain: mainnet, transport: http(suite.devnet.base, { retryCount: 0 }) });
 
   it('reads the chain head with getBlockNumber and the chain id with getChainId', async () => {
     expect(await client().getBlockNumber({ cacheTime: 0 })).toBe(19_900_000n);
@@ -24,7 +15,7 @@ describe('viem against the reference server', () => {
   });
 
   it('fetches a header with request({ method: "erigon_getHeaderByHash" })', async () => {
-    const expected = dataset.headers.find((h) => h.number === '0x12c135c')!;
+    const expected = suite.dataset.headers.find((h) => h.number === '0x12c135c')!;
     const header = await client().request({
       method: 'erigon_getHeaderByHash' as never,
       params: [expected.hash] as never,
@@ -42,13 +33,13 @@ describe('viem against the reference server', () => {
   });
 
   it('batches requests through its http transport', async () => {
-    const batching = createPublicClient({ chain: mainnet, transport: http(devnet.base, { batch: true, retryCount: 0 }) });
-    const hashes = dataset.headers.slice(0, 5).map((h) => h.hash);
-    const before = (await devnet.stats()).rpcHttpRequests;
+    const batching = createPublicClient({ chain: mainnet, transport: http(suite.devnet.base, { batch: true, retryCount: 0 }) });
+    const hashes = suite.dataset.headers.slice(0, 5).map((h) => h.hash);
+    const before = (await suite.devnet.stats()).rpcHttpRequests;
     const headers = await Promise.all(
       hashes.map((hash) => batching.request({ method: 'erigon_getHeaderByHash' as never, params: [hash] as never })),
     );
     expect((headers as { hash: string }[]).map((h) => h.hash)).toEqual(hashes);
-    expect((await devnet.stats()).rpcHttpRequests - before).toBe(1);
+    expect((await suite.devnet.stats()).rpcHttpRequests - before).toBe(1);
   });
 });

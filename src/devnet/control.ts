@@ -16,8 +16,8 @@ export interface ControlContext {
 }
 
 /**
- * The control plane, outside any project id: health, counters, the canonical chain as a dataset
- * (`/__truth/*.jsonl`), and reorgs on demand.
+ * The control plane, outside any project id: health, counters, the contracts that have transfers, the
+ * canonical chain as a dataset (`/__truth/*.jsonl`), and reorgs on demand.
  */
 export async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, ctx: ControlContext) {
   const route = `${req.method} ${path}`;
@@ -29,12 +29,14 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
     case 'POST /__control/reset-stats':
       ctx.stats.reset();
       return sendJson(res, 200, ctx.stats.snapshot());
+    case 'GET /__contracts':
+      return sendJson(res, 200, ctx.chain.contracts());
     case 'GET /__truth/headers.jsonl':
-      return streamLines(res, ctx.chain.truth().headers.map(headerLine));
+      return streamLines(res, ctx.chain.truth().headers, headerLine);
     case 'GET /__truth/transfers.jsonl':
-      return streamLines(res, ctx.chain.truth().transfers.map(transferLine));
+      return streamLines(res, ctx.chain.truth().transfers, transferLine);
     case 'GET /__truth/tokens.jsonl':
-      return streamLines(res, ctx.chain.truth().tokens.map(tokenLine));
+      return streamLines(res, ctx.chain.truth().tokens, tokenLine);
     case 'POST /__control/reorg':
       return reorg(req, res, ctx);
     default:
@@ -65,10 +67,11 @@ async function reorg(req: IncomingMessage, res: ServerResponse, ctx: ControlCont
   return sendJson(res, 200, summary);
 }
 
-async function streamLines(res: ServerResponse, lines: string[]) {
+/** Writes one line per item, turning items into text a chunk at a time, so a large truth never sits in memory as text. */
+async function streamLines<T>(res: ServerResponse, items: readonly T[], line: (item: T) => string) {
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-  for (let i = 0; i < lines.length; i += 5000) {
-    const chunk = `${lines.slice(i, i + 5000).join('\n')}\n`;
+  for (let i = 0; i < items.length; i += 5000) {
+    const chunk = `${items.slice(i, i + 5000).map(line).join('\n')}\n`;
     if (!res.write(chunk)) await once(res, 'drain');
   }
   res.end();

@@ -28,16 +28,24 @@ export function sendJson(
   cut: Cut = undefined,
 ): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const bytes = Buffer.from(text, 'utf8');
   if (cut === 'truncated') {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(bytes.subarray(0, Math.floor(bytes.length / 2)));
+    res.end(half(text));
     return;
   }
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   if (cut === 'reset') {
-    res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
+    res.write(half(text), () => res.destroy());
     return;
   }
-  res.end(bytes);
+  res.end(text);
+}
+
+function half(text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.subarray(0, Math.floor(bytes.length / 2));
 }

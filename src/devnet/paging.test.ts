@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { ServedTransfer } from './chain-store.ts';
+import type { TransferRecord } from '../dataset/types.ts';
 import { selectPage } from './paging.ts';
 
-function row(blockNumber: number, logIndex: number): ServedTransfer {
+function row(blockNumber: number, logIndex: number): TransferRecord {
   return {
+    contractAddress: '0x',
     fromAddress: '0x',
     toAddress: '0x',
     value: '1',
@@ -18,7 +19,7 @@ function row(blockNumber: number, logIndex: number): ServedTransfer {
 
 // newest first: 30/2, 30/1, 20/9, 20/4, 20/0, 10/5, 5/1
 const list = [row(30, 2), row(30, 1), row(20, 9), row(20, 4), row(20, 0), row(10, 5), row(5, 1)];
-const ids = (rows: ServedTransfer[]) => rows.map((r) => `${r.blockNumber}/${r.logIndex}`);
+const ids = (rows: TransferRecord[]) => rows.map((r) => `${r.blockNumber}/${r.logIndex}`);
 
 describe('selectPage', () => {
   it('returns the newest rows of an inclusive block range', () => {

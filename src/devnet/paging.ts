@@ -1,4 +1,4 @@
-import type { ServedTransfer } from './chain-store.ts';
+import type { TransferRecord } from '../dataset/types.ts';
 
 export interface PageWindow {
   fromBlock: number;
@@ -14,10 +14,10 @@ export interface PageWindow {
  * @example selectPage(list, { fromBlock: 10, toBlock: 20 }, 2) // → { rows: [<20/5>, <20/3>], more: true }
  */
 export function selectPage(
-  list: readonly ServedTransfer[],
+  list: readonly TransferRecord[],
   window: PageWindow,
   pageSize: number,
-): { rows: ServedTransfer[]; more: boolean } {
+): { rows: TransferRecord[]; more: boolean } {
   const { after } = window;
   const start = after
     ? firstIndex(list, (t) => t.blockNumber < after.blockNumber || (t.blockNumber === after.blockNumber && t.logIndex < after.logIndex))
@@ -29,7 +29,7 @@ export function selectPage(
 }
 
 /** Lowest index i ≥ lo with pred(list[i]) true, for a predicate that is monotone over the list. */
-function firstIndex(list: readonly ServedTransfer[], pred: (t: ServedTransfer) => boolean, lo = 0): number {
+function firstIndex(list: readonly TransferRecord[], pred: (t: TransferRecord) => boolean, lo = 0): number {
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;

@@ -1,3 +1,4 @@
+import { MAX_UINT256 } from '../dataset/validate.ts';
 import { describe, expect, it } from 'vitest';
 import type { Dataset, TransferRecord } from '../dataset/types.ts';
 import { TRANSFER_KEYS } from '../dataset/types.ts';
@@ -9,7 +10,6 @@ import {
   EMPTY_UNCLES_HASH,
   forkBoundaries,
   generateSyntheticDataset,
-  MAX_UINT256,
   SYNTHETIC_DEFAULTS,
   type SyntheticOptions,
   TIMESTAMP_BASE,

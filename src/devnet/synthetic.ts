@@ -9,6 +9,7 @@ import type { HeaderJson } from '../eth/header-fields.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { toQuantity } from '../eth/hex.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
+import { MAX_UINT256 } from '../dataset/validate.ts';
 
 export interface SyntheticOptions {
   /** Any safe integer; the whole dataset is a function of the options. */
@@ -35,7 +36,6 @@ export const SYNTHETIC_DEFAULTS: SyntheticOptions = Object.freeze({
 export const TIMESTAMP_BASE = 1_693_000_000;
 export const BLOCK_TIME_SECONDS = 12;
 
-export const MAX_UINT256 = 2n ** 256n - 1n;
 export const ZERO_HASH = `0x${'00'.repeat(32)}`;
 export const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
 /** keccak256(rlp([])): the uncles hash of every block without uncles. */

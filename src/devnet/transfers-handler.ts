@@ -1,6 +1,7 @@
 import type { ChainStore } from './chain-store.ts';
 import { encodePageKey } from './page-key.ts';
 import { selectPage } from './paging.ts';
+import { transfersJson } from './transfers-json.ts';
 import { parseTransfersQuery, type QueryContext } from './transfers-query.ts';
 
 export type RestOutcome =
@@ -9,7 +10,7 @@ export type RestOutcome =
 
 /**
  * Answers `GET …/builder/getTokenTransfers`: one page, newest first, with the token's metadata, `count`,
- * and `nextPageKey` only when more rows exist. The body is built as text: the rows are serialized once.
+ * and `nextPageKey` only when more rows exist.
  */
 export function handleTransfers(
   params: URLSearchParams,
@@ -44,5 +45,5 @@ export function handleTransfers(
     );
   }
   const prefix = JSON.stringify(head);
-  return { status: 200, body: `${prefix.slice(0, -1)},"tokenTransfers":${JSON.stringify(rows)}}` };
+  return { status: 200, body: `${prefix.slice(0, -1)},"tokenTransfers":${transfersJson(rows)}}` };
 }

@@ -1,4 +1,7 @@
+import { afterAll, beforeAll } from 'vitest';
 import { pino } from 'pino';
+import { readDataset } from '../../src/dataset/read.ts';
+import { FIXTURE_DIR } from './fixtures.ts';
 import { systemClock, type Clock } from '../../src/common/clock.ts';
 import type { Dataset } from '../../src/dataset/types.ts';
 import { createChainStore, type ChainStore } from '../../src/devnet/chain-store.ts';
@@ -94,4 +97,18 @@ export async function rpc(base: string, body: unknown): Promise<{ status: number
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+/**
+ * For a describe block: the mainnet fixture, served by a reference server started before its tests and
+ * stopped after them. Read the fields inside tests (they are set in beforeAll).
+ */
+export function serveMainnetFixture(config: Partial<DevnetConfig> = {}): { dataset: Dataset; devnet: RunningDevnet } {
+  const suite = {} as { dataset: Dataset; devnet: RunningDevnet };
+  beforeAll(async () => {
+    suite.dataset = await readDataset(FIXTURE_DIR);
+    suite.devnet = await startDevnet(suite.dataset, config);
+  });
+  afterAll(() => suite.devnet.close());
+  return suite;
 }
