@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EtlError } from '../common/errors.ts';
 import { registerDevnet } from './devnet-command.ts';
+import { registerExportCommands } from './export-commands.ts';
 
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .description('Export ERC20 token transfers from a hosted chain API into PostgreSQL, exactly.')
     .exitOverride()
     .showHelpAfterError('(add --help for usage)');
+  registerExportCommands(program);
   registerDevnet(program);
   return program;
 }

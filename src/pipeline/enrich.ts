@@ -1,0 +1,76 @@
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.ts';
+import { checkHeader, type CheckedHeader } from '../source/header-check.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import { insertHeaders, missingHeaders, type MissingHeader } from '../warehouse/headers.ts';
+import { ChainDataError } from './errors.ts';
+
+export interface HeaderSource {
+  headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+}
+
+export interface EnrichDeps {
+  warehouse: Warehouse;
+  rpc: HeaderSource;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** Lookups that answer "not found" are asked again this many times (a lagging node behind a load balancer). */
+const NOT_FOUND_RETRIES = 5;
+const GROUP = 500;
+
+/**
+ * Fetches, verifies and stores the header of every block that the contract's transfers in the range
+ * point at and that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored.
+ */
+export async function enrichRange(
+  deps: EnrichDeps,
+  scope: { job: string; runId: string; contract: string; fromBlock: number; toBlock: number; concurrency: number },
+): Promise<number> {
+  const missing = await missingHeaders(deps.warehouse.db, scope);
+  const inconsistent = missing.find((m) => m.conflicts > 0);
+  if (inconsistent) {
+    throw new ChainDataError(
+      `Transfers of contract ${scope.contract} in block ${inconsistent.hash} disagree on its number or timestamp. ` +
+        `The API served inconsistent data; run the range again, and report it to the API provider if it persists.`,
+    );
+  }
+  const limit = pLimit(Math.max(1, scope.concurrency));
+  const groups: MissingHeader[][] = [];
+  for (let i = 0; i < missing.length; i += GROUP) groups.push(missing.slice(i, i + GROUP));
+  const stored = await Promise.all(groups.map((group) => limit(() => fetchGroup(deps, scope, group))));
+  return stored.reduce((a, b) => a + b, 0);
+}
+
+async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string; contract: string }, group: MissingHeader[]): Promise<number> {
+  let pending = group;
+  let stored = 0;
+  for (let attempt = 0; pending.length; attempt++) {
+    const answers = await deps.rpc.headersByHash(pending.map((m) => m.hash));
+    const checked: CheckedHeader[] = [];
+    const notFound: MissingHeader[] = [];
+    for (const m of pending) {
+      const raw = answers.get(m.hash);
+      if (raw === null || raw === undefined) notFound.push(m);
+      else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp }));
+    }
+    for (const c of checked) {
+      if (!c.hashVerified) deps.logger.warn({ msg: 'header kept unverified: it has fields this tool cannot hash', job: scope.job, block: Number(BigInt(c.header.number!)), fields: Object.keys(c.extra ?? {}) });
+    }
+    stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
+    pending = notFound;
+    if (!pending.length) break;
+    if (attempt >= NOT_FOUND_RETRIES) {
+      const first = pending[0]!;
+      throw new ChainDataError(
+        `The API does not know block ${first.number} (${first.hash}) of contract ${scope.contract}'s transfers, nor ${pending.length - 1} other block(s), after ${attempt + 1} tries. ` +
+          'The chain has probably reorganized since they were read: run the range again to replace them.',
+      );
+    }
+    deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, contract: scope.contract, blocks: pending.length, attempt: attempt + 1 });
+    await deps.clock.sleep(200 * 2 ** attempt);
+  }
+  return stored;
+}

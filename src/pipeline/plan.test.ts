@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { splitRange } from './chunks.ts';
+import { planRun, type PlanInput } from './plan.ts';
+
+const A = `0x${'aa'.repeat(20)}`;
+const B = `0x${'bb'.repeat(20)}`;
+const base: PlanInput = { contracts: [], head: 1000, finality: 64, chunksPerRange: 4, lastCovered: new Map(), resuming: new Set() };
+
+describe('splitRange', () => {
+  it('covers the range exactly once, newest span first, in near-equal spans', () => {
+    const spans = splitRange({ fromBlock: 0, toBlock: 9 }, 3);
+    expect(spans).toEqual([
+      { fromBlock: 6, toBlock: 9 },
+      { fromBlock: 3, toBlock: 5 },
+      { fromBlock: 0, toBlock: 2 },
+    ]);
+  });
+
+  it('never makes more spans than blocks, nor an empty one', () => {
+    expect(splitRange({ fromBlock: 5, toBlock: 6 }, 8)).toEqual([
+      { fromBlock: 6, toBlock: 6 },
+      { fromBlock: 5, toBlock: 5 },
+    ]);
+    expect(splitRange({ fromBlock: 7, toBlock: 6 }, 2)).toEqual([]);
+  });
+});
+
+describe('planRun', () => {
+  it('reads an explicit range as given', () => {
+    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 100, toBlock: 199 }] });
+    expect(plan.ranges).toEqual([{ contract: A, fromBlock: 100, toBlock: 199, chunks: splitRange({ fromBlock: 100, toBlock: 199 }, 4) }]);
+    expect(plan.notes).toEqual([]);
+  });
+
+  it('caps a toBlock beyond the head at the head, with a warning', () => {
+    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 900, toBlock: 5000 }] });
+    expect(plan.ranges[0]).toMatchObject({ fromBlock: 900, toBlock: 1000 });
+    expect(plan.notes).toEqual([{ contract: A, level: 'warn', message: expect.stringMatching(/beyond the chain head 1000/) }]);
+  });
+
+  it('runs an open-ended contract to the head, first from fromBlock, then from its last end minus finality', () => {
+    expect(planRun({ ...base, contracts: [{ address: A, fromBlock: 10 }] }).ranges[0]).toMatchObject({ fromBlock: 10, toBlock: 1000 });
+    const again = planRun({ ...base, contracts: [{ address: A, fromBlock: 10 }], lastCovered: new Map([[A, 900]]) });
+    expect(again.ranges[0]).toMatchObject({ fromBlock: 837, toBlock: 1000 });
+    const short = planRun({ ...base, contracts: [{ address: A, fromBlock: 880 }], lastCovered: new Map([[A, 900]]) });
+    expect(short.ranges[0]).toMatchObject({ fromBlock: 880, toBlock: 1000 });
+  });
+
+  it('leaves a contract with an open range to its resume, and one past the head alone', () => {
+    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 0 }, { address: B, fromBlock: 2000 }], resuming: new Set([A]) });
+    expect(plan.ranges).toEqual([]);
+    expect(plan.notes.map((n) => n.contract)).toEqual([A, B]);
+  });
+});

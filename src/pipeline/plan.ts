@@ -1,0 +1,67 @@
+import { splitRange, type BlockSpan } from './chunks.ts';
+
+export interface PlanContract {
+  address: string;
+  fromBlock: number;
+  toBlock?: number;
+}
+
+export interface PlanInput {
+  contracts: readonly PlanContract[];
+  /** Newest block of the chain. */
+  head: number;
+  /** Blocks re-read at the end of what a job covered, to catch reorgs (job `finality`). */
+  finality: number;
+  /** Chunks per new range. */
+  chunksPerRange: number;
+  /** The highest block this job has covered per contract, if any. */
+  lastCovered: ReadonlyMap<string, number>;
+  /** Contracts with a range left open by an earlier run: they resume it instead. */
+  resuming: ReadonlySet<string>;
+}
+
+export interface PlannedRange extends BlockSpan {
+  contract: string;
+  chunks: BlockSpan[];
+}
+
+export interface Plan {
+  ranges: PlannedRange[];
+  /** What the user should know: a toBlock past the head, a contract with nothing to read. */
+  notes: { contract: string; level: 'warn' | 'info'; message: string }[];
+}
+
+/**
+ * Decides what a run reads, per contract: an explicit `toBlock` is capped at the head (with a warning);
+ * without one the contract runs to the head, from where the job last ended minus `finality` blocks
+ * (or from `fromBlock` the first time). Pure: everything it needs is passed in.
+ *
+ * @example planRun({ contracts: [{ address: a, fromBlock: 100 }], head: 500, finality: 64, chunksPerRange: 2,
+ *   lastCovered: new Map([[a, 400]]), resuming: new Set() }) // → one range 337…500 in 2 chunks
+ */
+export function planRun(input: PlanInput): Plan {
+  const ranges: PlannedRange[] = [];
+  const notes: Plan['notes'] = [];
+  for (const c of input.contracts) {
+    if (input.resuming.has(c.address)) {
+      notes.push({ contract: c.address, level: 'info', message: 'resuming the range an earlier run left open' });
+      continue;
+    }
+    let fromBlock = c.fromBlock;
+    let toBlock = c.toBlock ?? input.head;
+    if (c.toBlock !== undefined && c.toBlock > input.head) {
+      notes.push({ contract: c.address, level: 'warn', message: `toBlock ${c.toBlock} is beyond the chain head ${input.head}: reading up to ${input.head}` });
+      toBlock = input.head;
+    }
+    const last = input.lastCovered.get(c.address);
+    if (c.toBlock === undefined && last !== undefined) {
+      fromBlock = Math.max(c.fromBlock, last - input.finality + 1);
+    }
+    if (fromBlock > toBlock) {
+      notes.push({ contract: c.address, level: 'info', message: `nothing to read: fromBlock ${fromBlock} is past ${toBlock}` });
+      continue;
+    }
+    ranges.push({ contract: c.address, fromBlock, toBlock, chunks: splitRange({ fromBlock, toBlock }, input.chunksPerRange) });
+  }
+  return { ranges, notes };
+}

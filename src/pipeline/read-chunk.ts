@@ -1,0 +1,90 @@
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import { PageKeyRejectedError } from '../source/errors.ts';
+import type { TransfersPage } from '../source/transfers-page.ts';
+import { loadPage, type MergeCounts } from '../warehouse/load-page.ts';
+import { dropPageKey, type ChunkState } from '../warehouse/ranges.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+
+export interface PageSource {
+  fetchPage(q: { contract: string; fromBlock: number; toBlock: number; pageSize: number; pageKey?: string }): Promise<TransfersPage>;
+}
+
+export interface ChunkDeps {
+  warehouse: Warehouse;
+  transfers: PageSource;
+  logger: Logger;
+}
+
+export interface ChunkTask {
+  job: string;
+  runId: string;
+  contract: string;
+  pageSize: number;
+  chunk: ChunkState;
+  /** Aborted when another chunk of the run failed: stop after the current page. */
+  signal?: AbortSignal;
+}
+
+export interface ChunkEvents {
+  /** After each committed page: its merge counts, the blocks it newly covered, and the token metadata it carried. */
+  onPage(counts: MergeCounts, blocksCovered: number, page: TransfersPage): Promise<void> | void;
+}
+
+/**
+ * Reads one chunk to its end, page after page in order (newest first), each page committed with the
+ * chunk's new position. Resumes from a stored page key; when the API refuses that key (expired, or the
+ * server restarted), goes on from the lowest committed block, inclusive.
+ */
+export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkEvents): Promise<void> {
+  const { chunk } = task;
+  if (chunk.done) return;
+  let pageKey = chunk.pageKey ?? undefined;
+  // every block above `frontier` is committed whole
+  let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
+  const client: pg.PoolClient = await deps.warehouse.pool.connect();
+  try {
+    for (;;) {
+      if (task.signal?.aborted) return;
+      let page: TransfersPage;
+      try {
+        page = await deps.transfers.fetchPage({
+          contract: task.contract,
+          fromBlock: chunk.fromBlock,
+          toBlock: chunk.toBlock,
+          pageSize: task.pageSize,
+          ...(pageKey !== undefined && { pageKey }),
+        });
+      } catch (err) {
+        if (!(err instanceof PageKeyRejectedError) || pageKey === undefined) throw err;
+        const restartAt = Math.min(chunk.resumeToBlock ?? chunk.toBlock, chunk.toBlock);
+        deps.logger.warn({ msg: 'page key refused; going on from the lowest committed block', job: task.job, contract: task.contract, block: restartAt });
+        await dropPageKey(deps.warehouse.db, chunk.id, restartAt);
+        chunk.toBlock = restartAt;
+        chunk.pageKey = null;
+        pageKey = undefined;
+        continue;
+      }
+      const last = page.transfers.at(-1);
+      const done = page.nextPageKey === undefined;
+      const resumeToBlock = last ? Math.min(last.blockNumber, chunk.resumeToBlock ?? last.blockNumber) : chunk.resumeToBlock;
+      const counts = await loadPage(client, {
+        runId: task.runId,
+        rangeId: chunk.rangeId,
+        chunkId: chunk.id,
+        rows: page.transfers,
+        checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done },
+      });
+      chunk.pageKey = page.nextPageKey ?? null;
+      chunk.resumeToBlock = resumeToBlock;
+      chunk.done = done;
+      const newFrontier = done ? chunk.fromBlock : Math.min(frontier, (resumeToBlock ?? chunk.toBlock) + 1);
+      await events.onPage(counts, frontier - newFrontier, page);
+      frontier = newFrontier;
+      if (done) return;
+      pageKey = page.nextPageKey;
+    }
+  } finally {
+    client.release();
+  }
+}

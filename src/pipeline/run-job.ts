@@ -1,0 +1,182 @@
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import { sql } from 'kysely';
+import type { Clock } from '../common/clock.ts';
+import type { JobConfig } from '../config/job-schema.ts';
+import type { SourceCounters } from '../source/counters.ts';
+import type { ApiEndpoint } from '../source/api-url.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import { tryJobLock } from '../warehouse/job-lock.ts';
+import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
+import { reconcileRanges } from '../warehouse/reconcile.ts';
+import { emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
+import { saveToken } from '../warehouse/tokens.ts';
+import { enrichRange, type HeaderSource } from './enrich.ts';
+import { JobLockedError } from './errors.ts';
+import { resolveHead } from './head.ts';
+import { planRun } from './plan.ts';
+import type { Progress } from './progress.ts';
+import { readChunk, type PageSource } from './read-chunk.ts';
+
+export interface RunDeps {
+  warehouse: Warehouse;
+  transfers: PageSource;
+  rpc: HeaderSource & { blockNumber(): Promise<number | undefined> };
+  counters: SourceCounters;
+  endpoint: Pick<ApiEndpoint, 'redact'>;
+  logger: Logger;
+  clock: Clock;
+  progress: Progress;
+}
+
+export interface RangeSummary {
+  contract: string;
+  fromBlock: number;
+  toBlock: number;
+  rows: number;
+  removed: number;
+}
+
+export interface RunSummary {
+  runId: string;
+  job: string;
+  head: number;
+  ranges: RangeSummary[];
+  totals: RunTotals;
+  ms: number;
+}
+
+/**
+ * One run of a job: lock → plan → read every chunk (pages committed with their positions) →
+ * fetch each new block header once → reconcile the finished ranges → close the run ledger.
+ * Fails loudly and leaves the ledger saying why; what was committed stays, and the next run resumes it.
+ */
+export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: 'run' | 'backfill'): Promise<RunSummary> {
+  const { warehouse, logger } = deps;
+  const started = deps.clock.now();
+  const lock = await tryJobLock(warehouse.pool, job.name);
+  if (!lock) throw new JobLockedError(job.name);
+  const totals = emptyTotals();
+  let runId: string | undefined;
+  const flush = () => {
+    totals.apiRequests = deps.counters.transferRequests + deps.counters.rpcPosts;
+    totals.retries = deps.counters.retries;
+    totals.rateLimited = deps.counters.rateLimited;
+  };
+  try {
+    const abandoned = await failAbandonedRuns(warehouse.db, job.name);
+    if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
+    const contracts = job.contracts.map((c) => c.address);
+    runId = await startRun(warehouse.db, { job: job.name, command, contracts });
+    const { head, source } = await resolveHead(deps.rpc, deps.transfers, contracts);
+    logger.info({ msg: 'run started', job: job.name, run: runId, head, headFrom: source });
+
+    const resumed = await openRanges(warehouse.db, job.name);
+    const lastCovered = await lastCoveredBlocks(deps, job.name, contracts);
+    const plan = planRun({
+      contracts: job.contracts,
+      head,
+      finality: job.finality,
+      chunksPerRange: 2 * job.concurrency,
+      lastCovered,
+      resuming: new Set(resumed.map((r) => r.contract)),
+    });
+    for (const note of plan.notes) logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
+    const ranges: RangeState[] = [...resumed];
+    for (const r of plan.ranges) {
+      ranges.push(await createRange(warehouse.db, { job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
+    }
+    if (ranges.length) {
+      await setRunSpan(warehouse.db, runId, Math.min(...ranges.map((r) => r.fromBlock)), Math.max(...ranges.map((r) => r.toBlock)));
+    }
+
+    await readRanges(deps, job, runId, ranges, totals);
+    for (const range of ranges) {
+      totals.headersFetched += await enrichRange(deps, { job: job.name, runId, contract: range.contract, fromBlock: range.fromBlock, toBlock: range.toBlock, concurrency: job.concurrency });
+    }
+    const reconciled = await reconcileRanges(warehouse.db, ranges, runId);
+    const summaries: RangeSummary[] = ranges.map((r) => ({
+      contract: r.contract,
+      fromBlock: r.fromBlock,
+      toBlock: r.toBlock,
+      rows: reconciled.get(r.id)?.rows ?? 0,
+      removed: reconciled.get(r.id)?.removed ?? 0,
+    }));
+    totals.rowsRemoved = summaries.reduce((a, s) => a + s.removed, 0);
+    flush();
+    await recordRun(warehouse.db, runId, totals, { status: 'succeeded' });
+    const ms = deps.clock.now() - started;
+    logger.info({ msg: 'run finished', job: job.name, run: runId, ...totals, ms });
+    return { runId, job: job.name, head, ranges: summaries, totals, ms };
+  } catch (err) {
+    const message = deps.endpoint.redact(err instanceof Error ? err.message : String(err));
+    if (runId !== undefined) {
+      flush();
+      await recordRun(warehouse.db, runId, totals, { status: 'failed', error: message }).catch((e: unknown) =>
+        logger.error({ msg: 'could not record the failed run', job: job.name, err: (e as Error).message }),
+      );
+    }
+    throw err;
+  } finally {
+    deps.progress.stop();
+    await lock.release().catch(() => undefined);
+  }
+}
+
+async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string, ranges: RangeState[], totals: RunTotals) {
+  const limit = pLimit(job.concurrency);
+  // the first chunk that fails stops the others after their current page
+  const stop = new AbortController();
+  const tokensSaved = new Set<string>();
+  for (const range of ranges) {
+    const span = range.toBlock - range.fromBlock + 1;
+    deps.progress.start(range.contract, range.contract.slice(0, 10), span);
+    const already = range.chunks.reduce(
+      (sum, c) => sum + (c.done ? c.toBlock - c.fromBlock + 1 : c.resumeToBlock === null ? 0 : c.toBlock - c.resumeToBlock),
+      0,
+    );
+    if (already) deps.progress.advance(range.contract, already, 0);
+  }
+  const tasks = ranges.flatMap((range) =>
+    range.chunks
+      .filter((chunk) => !chunk.done)
+      .map((chunk) =>
+        limit(() =>
+          readChunk(
+            deps,
+            { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal },
+            {
+              async onPage(counts, blocks, page) {
+                totals.rowsInserted += counts.inserted;
+                totals.rowsUpdated += counts.updated;
+                totals.rowsUnchanged += counts.unchanged;
+                deps.progress.advance(range.contract, blocks, page.transfers.length);
+                if (!tokensSaved.has(range.contract)) {
+                  tokensSaved.add(range.contract);
+                  await saveToken(deps.warehouse.db, page.token, runId);
+                }
+                for (const warning of page.warnings) {
+                  deps.logger.warn({ msg: warning, job: job.name, contract: range.contract });
+                }
+              },
+            },
+          ).catch((err: unknown) => {
+            stop.abort(err);
+            throw err;
+          }),
+        ),
+      ),
+  );
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** The highest block this job has covered, per contract (from the coverage ledger). */
+async function lastCoveredBlocks(deps: RunDeps, job: string, contracts: readonly string[]): Promise<Map<string, number>> {
+  const { rows } = await sql<{ contract_address: string; to_block: string }>`
+    SELECT contract_address, max(to_block)::text AS to_block FROM export_coverage
+    WHERE job = ${job} AND contract_address = ANY(${contracts as string[]})
+    GROUP BY contract_address`.execute(deps.warehouse.db);
+  return new Map(rows.map((r) => [r.contract_address, Number(r.to_block)]));
+}

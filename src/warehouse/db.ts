@@ -1,0 +1,57 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Logger } from 'pino';
+import { ConfigError, RetryableError } from '../common/errors.ts';
+import type { Database } from './schema.ts';
+
+export interface Warehouse {
+  db: Kysely<Database>;
+  /** The pool under `db`, for COPY and for sessions that must hold one connection (locks). */
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+// BIGINT and NUMERIC come back as text: exact, and never squeezed through a JS number.
+const TEXT = (value: string) => value;
+
+/**
+ * Opens the warehouse: a pg pool and kysely over it. BIGINT (20), NUMERIC (1700) and BIGINT[] stay text.
+ *
+ * @example const { db, close } = createWarehouse({ databaseUrl, logger, maxConnections: 8 });
+ */
+export function createWarehouse(options: { databaseUrl: string; logger: Logger; maxConnections?: number; applicationName?: string }): Warehouse {
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === 20 || oid === 1700) return TEXT;
+      return pg.types.getTypeParser(oid, format as 'text');
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.maxConnections ?? 10,
+    application_name: options.applicationName ?? 'erc20-etl',
+    types: types as pg.CustomTypesConfig,
+    connectionTimeoutMillis: 15_000,
+  });
+  pool.on('error', (err) => options.logger.warn({ msg: 'idle PostgreSQL connection failed', err: err.message }));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool, close: () => db.destroy() };
+}
+
+/** Turns a connection failure into an error that says what to check, without the URL (it may hold a password). */
+export function describeConnectionError(err: unknown): Error {
+  const e = err as { code?: string; message?: string };
+  const codes: Record<string, string> = {
+    ECONNREFUSED: 'nothing listens at the host and port of DATABASE_URL: start PostgreSQL or fix the URL',
+    ENOTFOUND: 'the host of DATABASE_URL does not resolve: fix the URL',
+    '28P01': 'PostgreSQL refused the password of DATABASE_URL',
+    '28000': 'PostgreSQL refused the role of DATABASE_URL (check pg_hba.conf and the user name)',
+    '3D000': 'the database named in DATABASE_URL does not exist: create it (createdb) or fix the URL',
+  };
+  const hint = e.code ? codes[e.code] : undefined;
+  if (hint && (e.code === '3D000' || e.code === '28P01' || e.code === '28000' || e.code === 'ENOTFOUND')) {
+    return new ConfigError(`Cannot use the database: ${hint}.`);
+  }
+  if (hint) return new RetryableError(`Cannot reach the database: ${hint}.`, undefined, { cause: err });
+  return err instanceof Error ? err : new Error(String(err));
+}

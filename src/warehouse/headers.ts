@@ -1,0 +1,80 @@
+import { sql, type Kysely } from 'kysely';
+import type { HeaderJson } from '../eth/header-fields.ts';
+import type { Database } from './schema.ts';
+
+/** A block that transfers point at and block_headers lacks, with what the transfers say about it. */
+export interface MissingHeader {
+  hash: string;
+  number: number;
+  /** ISO 8601 timestamp of the transfers in that block. */
+  timestamp: string;
+  /** How many different numbers or timestamps the transfers of this hash disagree on (0 when consistent). */
+  conflicts: number;
+}
+
+/**
+ * The distinct block hashes of a contract's transfers in [fromBlock, toBlock] that have no header row:
+ * each is fetched once, and a stored header is never fetched again.
+ */
+export async function missingHeaders(
+  db: Kysely<Database>,
+  scope: { contract: string; fromBlock: number; toBlock: number },
+): Promise<MissingHeader[]> {
+  const { rows } = await sql<{ hash: string; number: string; timestamp: string; conflicts: number }>`
+    SELECT t.block_hash AS hash, min(t.block_number)::text AS number,
+           to_char(min(t.block_timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
+           (count(DISTINCT t.block_number) + count(DISTINCT t.block_timestamp) - 2)::int AS conflicts
+    FROM token_transfers t
+    WHERE t.contract_address = ${scope.contract}
+      AND t.block_number BETWEEN ${scope.fromBlock} AND ${scope.toBlock}
+      AND NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.hash = t.block_hash)
+    GROUP BY t.block_hash
+    ORDER BY 2`.execute(db);
+  return rows.map((r) => ({ hash: r.hash, number: Number(r.number), timestamp: r.timestamp, conflicts: r.conflicts }));
+}
+
+const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());
+
+/** Stores verified headers (every field, snake_case; quantities as decimal text; unknown keys in extra_fields). */
+export async function insertHeaders(
+  db: Kysely<Database>,
+  headers: readonly { header: HeaderJson; extra: Record<string, unknown> | null; hashVerified: boolean }[],
+  runId: string,
+): Promise<number> {
+  if (!headers.length) return 0;
+  const result = await db
+    .insertInto('block_headers')
+    .values(
+      headers.map(({ header: h, extra, hashVerified }) => ({
+        hash: h.hash,
+        number: QUANTITY(h.number)!,
+        parent_hash: h.parentHash!,
+        sha3_uncles: h.sha3Uncles!,
+        miner: h.miner!,
+        state_root: h.stateRoot!,
+        transactions_root: h.transactionsRoot!,
+        receipts_root: h.receiptsRoot!,
+        logs_bloom: h.logsBloom!,
+        difficulty: QUANTITY(h.difficulty)!,
+        gas_limit: QUANTITY(h.gasLimit)!,
+        gas_used: QUANTITY(h.gasUsed)!,
+        timestamp: QUANTITY(h.timestamp)!,
+        extra_data: h.extraData!,
+        mix_hash: h.mixHash!,
+        nonce: h.nonce!,
+        base_fee_per_gas: QUANTITY(h.baseFeePerGas),
+        withdrawals_root: h.withdrawalsRoot,
+        blob_gas_used: QUANTITY(h.blobGasUsed),
+        excess_blob_gas: QUANTITY(h.excessBlobGas),
+        parent_beacon_block_root: h.parentBeaconBlockRoot,
+        requests_hash: h.requestsHash,
+        block_access_list_hash: h.blockAccessListHash,
+        hash_verified: hashVerified,
+        extra_fields: extra ? JSON.stringify(extra) : null,
+        fetched_by_run: runId,
+      })),
+    )
+    .onConflict((oc) => oc.column('hash').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}

@@ -1,0 +1,60 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Migrator, sql, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { FatalError } from '../common/errors.ts';
+import type { Warehouse } from './db.ts';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+/** Every `NNNN_name.ts` file of `migrations/`, in name order. */
+export function migrationsFrom(dir: string): MigrationProvider {
+  return {
+    async getMigrations() {
+      const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.ts$/.test(f)).sort();
+      const migrations: Record<string, Migration> = {};
+      for (const file of files) {
+        migrations[file.replace(/\.ts$/, '')] = (await import(pathToFileURL(join(dir, file)).href)) as Migration;
+      }
+      return migrations;
+    },
+  };
+}
+
+// Session-level advisory lock key shared by every `erc20-etl migrate`, so concurrent runs take turns.
+const MIGRATE_LOCK = 0x65726332;
+
+/**
+ * Applies the pending migrations with kysely's Migrator, each in its own transaction. Safe to run twice
+ * (applied ones are skipped) and concurrently (an advisory lock makes runs take turns).
+ *
+ * @example await migrateToLatest(warehouse) // → { applied: ['0001_initial'], alreadyApplied: 0 }
+ */
+export async function migrateToLatest(
+  warehouse: Warehouse,
+  dir = MIGRATIONS_DIR,
+): Promise<{ applied: string[]; alreadyApplied: number }> {
+  const client = await warehouse.pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
+    const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(dir) });
+    const before = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).length;
+    const result: MigrationResultSet = await migrator.migrateToLatest();
+    if (result.error) {
+      const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'a migration';
+      throw new FatalError(`Migration ${failed} failed: ${(result.error as Error).message}. Nothing of it was applied; fix the cause and run \`erc20-etl migrate\` again.`, { cause: result.error });
+    }
+    return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), alreadyApplied: before };
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]).catch(() => undefined);
+    client.release();
+  }
+}
+
+/** Whether the warehouse has every migration applied; the commands that read or write data check it first. */
+export async function pendingMigrations(warehouse: Warehouse, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(dir) });
+  const exists = await sql<{ ok: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS ok`.execute(warehouse.db);
+  if (!exists.rows[0]?.ok) return Object.keys(await migrationsFrom(dir).getMigrations());
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

@@ -1,0 +1,107 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+
+export interface ChunkState {
+  id: string;
+  rangeId: string;
+  fromBlock: number;
+  toBlock: number;
+  pageKey: string | null;
+  resumeToBlock: number | null;
+  done: boolean;
+  rows: number;
+}
+
+export interface RangeState {
+  id: string;
+  job: string;
+  contract: string;
+  fromBlock: number;
+  toBlock: number;
+  chunks: ChunkState[];
+}
+
+/**
+ * The ranges a job left open (a run that crashed or failed part-way), with their chunks and positions:
+ * the next run of the job resumes them before planning anything new.
+ */
+export async function openRanges(db: Kysely<Database>, job: string): Promise<RangeState[]> {
+  const ranges = await db
+    .selectFrom('export_ranges')
+    .selectAll()
+    .where('job', '=', job)
+    .where('status', '=', 'open')
+    .orderBy('id')
+    .execute();
+  if (!ranges.length) return [];
+  const chunks = await db
+    .selectFrom('export_chunks')
+    .selectAll()
+    .where(
+      'range_id',
+      'in',
+      ranges.map((r) => r.id),
+    )
+    .orderBy('id')
+    .execute();
+  return ranges.map((r) => ({
+    id: r.id,
+    job: r.job,
+    contract: r.contract_address,
+    fromBlock: Number(r.from_block),
+    toBlock: Number(r.to_block),
+    chunks: chunks.filter((c) => c.range_id === r.id).map(toChunk),
+  }));
+}
+
+function toChunk(c: { id: string; range_id: string; from_block: string; to_block: string; page_key: string | null; resume_to_block: string | null; done: boolean; rows: string }): ChunkState {
+  return {
+    id: c.id,
+    rangeId: c.range_id,
+    fromBlock: Number(c.from_block),
+    toBlock: Number(c.to_block),
+    pageKey: c.page_key,
+    resumeToBlock: c.resume_to_block === null ? null : Number(c.resume_to_block),
+    done: c.done,
+    rows: Number(c.rows),
+  };
+}
+
+/** Records a planned range and its chunks, in one transaction. */
+export async function createRange(
+  db: Kysely<Database>,
+  input: { job: string; contract: string; fromBlock: number; toBlock: number; runId: string; chunks: readonly { fromBlock: number; toBlock: number }[] },
+): Promise<RangeState> {
+  return db.transaction().execute(async (trx) => {
+    const range = await trx
+      .insertInto('export_ranges')
+      .values({ job: input.job, contract_address: input.contract, from_block: input.fromBlock, to_block: input.toBlock, created_by_run: input.runId })
+      .returning(['id'])
+      .executeTakeFirstOrThrow();
+    const chunks = await trx
+      .insertInto('export_chunks')
+      .values(input.chunks.map((c) => ({ range_id: range.id, from_block: c.fromBlock, to_block: c.toBlock })))
+      .returningAll()
+      .execute();
+    return {
+      id: range.id,
+      job: input.job,
+      contract: input.contract,
+      fromBlock: input.fromBlock,
+      toBlock: input.toBlock,
+      chunks: chunks.map(toChunk),
+    };
+  });
+}
+
+/**
+ * Forgets a chunk's page key after the API refused it: the chunk now ends at its lowest committed block
+ * (everything above it is committed), which it re-reads whole.
+ */
+export async function dropPageKey(db: Kysely<Database>, chunkId: string, toBlock: number): Promise<void> {
+  await db
+    .updateTable('export_chunks')
+    .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, updated_at: sql`now()` })
+    .where('id', '=', chunkId)
+    .execute();
+}

@@ -1,0 +1,58 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import type { RangeState } from './ranges.ts';
+
+export interface ReconcileResult {
+  removed: number;
+  rows: number;
+}
+
+/**
+ * Closes finished ranges in one transaction: rows of each range's contract and blocks that the API no
+ * longer returned (no key in export_seen) move to token_transfers_removed with the run that removed them
+ * (never a delete without a copy); a coverage row records the range; its seen keys are dropped.
+ * Called only when every chunk of every range of the run is done, so nothing moves after a failure.
+ */
+export async function reconcileRanges(
+  db: Kysely<Database>,
+  ranges: readonly RangeState[],
+  runId: string,
+): Promise<Map<string, ReconcileResult>> {
+  return db.transaction().execute(async (trx) => {
+    const results = new Map<string, ReconcileResult>();
+    for (const range of ranges) {
+      const moved = await sql<{ removed: number }>`
+        WITH gone AS (
+          DELETE FROM token_transfers t
+          WHERE t.contract_address = ${range.contract}
+            AND t.block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}
+            AND NOT EXISTS (
+              SELECT 1 FROM export_seen s
+              WHERE s.range_id = ${range.id} AND s.transaction_hash = t.transaction_hash AND s.log_index = t.log_index)
+          RETURNING t.*
+        ), kept AS (
+          INSERT INTO token_transfers_removed (
+            transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
+            block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, removed_by_run)
+          SELECT transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
+            block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, ${runId}
+          FROM gone
+          RETURNING 1
+        )
+        SELECT count(*)::int AS removed FROM kept`.execute(trx);
+      const count = await sql<{ rows: number }>`
+        SELECT count(*)::int AS rows FROM token_transfers
+        WHERE contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
+      const rows = count.rows[0]?.rows ?? 0;
+      await trx
+        .insertInto('export_coverage')
+        .values({ job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
+        .execute();
+      await trx.updateTable('export_ranges').set({ status: 'complete', completed_at: sql`now()` }).where('id', '=', range.id).execute();
+      await trx.deleteFrom('export_seen').where('range_id', '=', range.id).execute();
+      await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
+      results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });
+    }
+    return results;
+  });
+}

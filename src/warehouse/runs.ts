@@ -1,0 +1,83 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, RunStatus } from './schema.ts';
+
+export interface RunTotals {
+  rowsInserted: number;
+  rowsUpdated: number;
+  rowsUnchanged: number;
+  rowsRemoved: number;
+  apiRequests: number;
+  retries: number;
+  rateLimited: number;
+  headersFetched: number;
+}
+
+export function emptyTotals(): RunTotals {
+  return { rowsInserted: 0, rowsUpdated: 0, rowsUnchanged: 0, rowsRemoved: 0, apiRequests: 0, retries: 0, rateLimited: 0, headersFetched: 0 };
+}
+
+/** Opens a row in the run ledger; resolves to the run id. */
+export async function startRun(
+  db: Kysely<Database>,
+  input: { job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number },
+): Promise<string> {
+  const row = await db
+    .insertInto('export_runs')
+    .values({
+      job: input.job,
+      command: input.command,
+      contracts: [...input.contracts],
+      from_block: input.fromBlock ?? null,
+      to_block: input.toBlock ?? null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Writes a run's totals so far (and, when given, its end). Safe to call repeatedly. */
+export async function recordRun(
+  db: Kysely<Database>,
+  runId: string,
+  totals: RunTotals,
+  end?: { status: Exclude<RunStatus, 'running'>; error?: string },
+): Promise<void> {
+  await db
+    .updateTable('export_runs')
+    .set({
+      rows_inserted: String(totals.rowsInserted),
+      rows_updated: String(totals.rowsUpdated),
+      rows_unchanged: String(totals.rowsUnchanged),
+      rows_removed: String(totals.rowsRemoved),
+      api_requests: String(totals.apiRequests),
+      retries: String(totals.retries),
+      rate_limited: String(totals.rateLimited),
+      headers_fetched: String(totals.headersFetched),
+      ...(end && {
+        status: end.status,
+        error: end.error ?? null,
+        finished_at: sql<Date>`now()`,
+      }),
+    })
+    .where('id', '=', runId)
+    .execute();
+}
+
+/** Records the block span a run covers, once it is planned. */
+export async function setRunSpan(db: Kysely<Database>, runId: string, fromBlock: number, toBlock: number): Promise<void> {
+  await db.updateTable('export_runs').set({ from_block: fromBlock, to_block: toBlock }).where('id', '=', runId).execute();
+}
+
+/**
+ * Marks the job's runs still 'running' as failed: called while holding the job's lock, so no live run
+ * owns them; their process ended without finishing (killed, or the machine went down).
+ */
+export async function failAbandonedRuns(db: Kysely<Database>, job: string): Promise<number> {
+  const result = await db
+    .updateTable('export_runs')
+    .set({ status: 'failed', finished_at: sql<Date>`now()`, error: 'the process ended without finishing (killed or crashed); the next run resumed its work' })
+    .where('job', '=', job)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,0 +1,144 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely's view of the warehouse tables (migrations/ is the source of truth). */
+type Numeric = ColumnType<string, string, string>;
+type BigintColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface TokenTransfersTable {
+  transaction_hash: string;
+  log_index: number;
+  contract_address: string;
+  from_address: string;
+  to_address: string;
+  value: Numeric;
+  block_number: BigintColumn;
+  block_hash: string;
+  block_timestamp: Timestamp;
+  transaction_index: number;
+  inserted_by_run: BigintColumn;
+  updated_by_run: BigintColumn;
+}
+
+export interface TokenTransfersRemovedTable extends TokenTransfersTable {
+  id: Generated<string>;
+  removed_by_run: BigintColumn;
+  removed_at: Timestamp;
+}
+
+export interface BlockHeadersTable {
+  hash: string;
+  number: BigintColumn;
+  parent_hash: string;
+  sha3_uncles: string;
+  miner: string;
+  state_root: string;
+  transactions_root: string;
+  receipts_root: string;
+  logs_bloom: string;
+  difficulty: Numeric;
+  gas_limit: Numeric;
+  gas_used: Numeric;
+  timestamp: BigintColumn;
+  extra_data: string;
+  mix_hash: string;
+  nonce: string;
+  base_fee_per_gas: Numeric | null;
+  withdrawals_root: string | null;
+  blob_gas_used: Numeric | null;
+  excess_blob_gas: Numeric | null;
+  parent_beacon_block_root: string | null;
+  requests_hash: string | null;
+  block_access_list_hash: string | null;
+  hash_verified: boolean;
+  extra_fields: ColumnType<unknown, string | null, string | null> | null;
+  canonical: Generated<boolean>;
+  fetched_by_run: BigintColumn | null;
+  fetched_at: Generated<Date>;
+}
+
+export interface TokensTable {
+  contract_address: string;
+  name: string | null;
+  symbol: string | null;
+  decimals: number | null;
+  updated_by_run: BigintColumn | null;
+  updated_at: Generated<Date>;
+}
+
+export type RunStatus = 'running' | 'succeeded' | 'failed';
+
+export interface ExportRunsTable {
+  id: Generated<string>;
+  job: string;
+  command: string;
+  contracts: string[];
+  from_block: BigintColumn | null;
+  to_block: BigintColumn | null;
+  status: Generated<RunStatus>;
+  started_at: Generated<Date>;
+  finished_at: Date | null;
+  rows_inserted: Generated<string>;
+  rows_updated: Generated<string>;
+  rows_unchanged: Generated<string>;
+  rows_removed: Generated<string>;
+  api_requests: Generated<string>;
+  retries: Generated<string>;
+  rate_limited: Generated<string>;
+  headers_fetched: Generated<string>;
+  error: string | null;
+}
+
+export interface ExportRangesTable {
+  id: Generated<string>;
+  job: string;
+  contract_address: string;
+  from_block: BigintColumn;
+  to_block: BigintColumn;
+  status: Generated<'open' | 'complete'>;
+  created_by_run: BigintColumn;
+  created_at: Generated<Date>;
+  completed_at: Date | null;
+}
+
+export interface ExportChunksTable {
+  id: Generated<string>;
+  range_id: BigintColumn;
+  from_block: BigintColumn;
+  to_block: BigintColumn;
+  page_key: string | null;
+  resume_to_block: BigintColumn | null;
+  pages: Generated<number>;
+  rows: Generated<string>;
+  done: Generated<boolean>;
+  updated_at: Generated<Date>;
+}
+
+export interface ExportSeenTable {
+  range_id: BigintColumn;
+  transaction_hash: string;
+  log_index: number;
+}
+
+export interface ExportCoverageTable {
+  id: Generated<string>;
+  job: string;
+  contract_address: string;
+  from_block: BigintColumn;
+  to_block: BigintColumn;
+  row_count: BigintColumn;
+  run_id: BigintColumn;
+  completed_at: Generated<Date>;
+}
+
+export interface Database {
+  token_transfers: TokenTransfersTable;
+  token_transfers_removed: TokenTransfersRemovedTable;
+  block_headers: BlockHeadersTable;
+  tokens: TokensTable;
+  export_runs: ExportRunsTable;
+  export_ranges: ExportRangesTable;
+  export_chunks: ExportChunksTable;
+  export_seen: ExportSeenTable;
+  export_coverage: ExportCoverageTable;
+}

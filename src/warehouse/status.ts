@@ -1,0 +1,57 @@
+import { sql, type Kysely } from 'kysely';
+import { gaps, mergeSpans, type Span } from '../common/spans.ts';
+import type { Database, RunStatus } from './schema.ts';
+
+export interface ContractStatus {
+  contract: string;
+  symbol: string | null;
+  covered: Span[];
+  gaps: Span[];
+  /** Ranges a run left open: resumed by the job's next run. */
+  inProgress: Span[];
+  rows: number;
+  lastRun: { id: string; job: string; status: RunStatus; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
+}
+
+/**
+ * Per contract: the blocks covered (merged), the gaps between them, open ranges, rows in the warehouse
+ * and the last run that touched it. `contracts` limits it to a job's contracts; otherwise every contract
+ * the warehouse knows.
+ */
+export async function contractStatus(db: Kysely<Database>, contracts?: readonly string[]): Promise<ContractStatus[]> {
+  const known = contracts?.length
+    ? [...contracts]
+    : (
+        await sql<{ c: string }>`
+          SELECT contract_address AS c FROM export_coverage
+          UNION SELECT contract_address FROM export_ranges
+          UNION SELECT contract_address FROM tokens ORDER BY 1`.execute(db)
+      ).rows.map((r) => r.c);
+  const out: ContractStatus[] = [];
+  for (const contract of known) {
+    const coverage = await db.selectFrom('export_coverage').select(['from_block', 'to_block']).where('contract_address', '=', contract).execute();
+    const open = await db.selectFrom('export_ranges').select(['from_block', 'to_block']).where('contract_address', '=', contract).where('status', '=', 'open').execute();
+    const rows = await db.selectFrom('token_transfers').select(sql<string>`count(*)`.as('n')).where('contract_address', '=', contract).executeTakeFirst();
+    const token = await db.selectFrom('tokens').select('symbol').where('contract_address', '=', contract).executeTakeFirst();
+    const run = await db
+      .selectFrom('export_runs')
+      .select(['id', 'job', 'status', 'started_at', 'finished_at', 'error'])
+      .where(sql<boolean>`${contract} = ANY(contracts)`)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const covered = mergeSpans(coverage.map((c) => ({ fromBlock: Number(c.from_block), toBlock: Number(c.to_block) })));
+    out.push({
+      contract,
+      symbol: token?.symbol ?? null,
+      covered,
+      gaps: gaps(covered),
+      inProgress: open.map((o) => ({ fromBlock: Number(o.from_block), toBlock: Number(o.to_block) })),
+      rows: Number(rows?.n ?? 0),
+      lastRun: run
+        ? { id: run.id, job: run.job, status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error }
+        : null,
+    });
+  }
+  return out;
+}
