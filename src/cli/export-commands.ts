@@ -11,6 +11,7 @@ import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { migrateToLatest } from '../warehouse/migrate.ts';
 import { contractStatus } from '../warehouse/status.ts';
 import { exportJob } from './exporter.ts';
+import { summaryText } from './summary.ts';
 
 interface ConnectionFlags {
   databaseUrl?: string;
@@ -137,13 +138,5 @@ function isTty(): boolean {
 }
 
 function printSummary(s: RunSummary): void {
-  const t = s.totals;
-  const lines = [
-    `erc20-etl: job ${s.job}, run #${s.runId} succeeded in ${(s.ms / 1000).toFixed(1)} s (chain head ${s.head})`,
-    ...s.ranges.map((r) => `  ${r.contract} blocks ${r.fromBlock}–${r.toBlock}: ${r.rows} rows in the warehouse, ${r.removed} removed`),
-    `  rows: ${t.rowsInserted} inserted, ${t.rowsUpdated} updated, ${t.rowsUnchanged} unchanged, ${t.rowsRemoved} removed`,
-    `  API: ${t.apiRequests} requests, ${t.retries} retries, ${t.rateLimited} rate-limited; ${t.headersFetched} headers fetched`,
-  ];
-  if (!s.ranges.length) lines.push('  nothing to do: every contract is up to date');
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(summaryText(s));
 }

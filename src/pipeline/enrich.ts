@@ -22,18 +22,18 @@ const NOT_FOUND_RETRIES = 5;
 const GROUP = 500;
 
 /**
- * Fetches, verifies and stores the header of every block that the contract's transfers in the range
- * point at and that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored.
+ * Fetches, verifies and stores the header of every block that the transfers of the ranges point at and
+ * that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored.
  */
-export async function enrichRange(
+export async function enrichRanges(
   deps: EnrichDeps,
-  scope: { job: string; runId: string; contract: string; fromBlock: number; toBlock: number; concurrency: number },
+  scope: { job: string; runId: string; concurrency: number; ranges: readonly { contract: string; fromBlock: number; toBlock: number }[] },
 ): Promise<number> {
-  const missing = await missingHeaders(deps.warehouse.db, scope);
+  const missing = await missingHeaders(deps.warehouse.db, scope.ranges);
   const inconsistent = missing.find((m) => m.conflicts > 0);
   if (inconsistent) {
     throw new ChainDataError(
-      `Transfers of contract ${scope.contract} in block ${inconsistent.hash} disagree on its number or timestamp. ` +
+      `Transfers in block ${inconsistent.hash} disagree on its number or timestamp. ` +
         `The API served inconsistent data; run the range again, and report it to the API provider if it persists.`,
     );
   }
@@ -44,7 +44,7 @@ export async function enrichRange(
   return stored.reduce((a, b) => a + b, 0);
 }
 
-async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string; contract: string }, group: MissingHeader[]): Promise<number> {
+async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string }, group: MissingHeader[]): Promise<number> {
   let pending = group;
   let stored = 0;
   for (let attempt = 0; pending.length; attempt++) {
@@ -65,11 +65,11 @@ async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string;
     if (attempt >= NOT_FOUND_RETRIES) {
       const first = pending[0]!;
       throw new ChainDataError(
-        `The API does not know block ${first.number} (${first.hash}) of contract ${scope.contract}'s transfers, nor ${pending.length - 1} other block(s), after ${attempt + 1} tries. ` +
+        `The API does not know block ${first.number} (${first.hash}) that transfers point at, nor ${pending.length - 1} other block(s), after ${attempt + 1} tries. ` +
           'The chain has probably reorganized since they were read: run the range again to replace them.',
       );
     }
-    deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, contract: scope.contract, blocks: pending.length, attempt: attempt + 1 });
+    deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, blocks: pending.length, attempt: attempt + 1 });
     await deps.clock.sleep(200 * 2 ** attempt);
   }
   return stored;

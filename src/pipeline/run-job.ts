@@ -11,7 +11,7 @@ import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts
 import { reconcileRanges } from '../warehouse/reconcile.ts';
 import { emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
 import { saveToken } from '../warehouse/tokens.ts';
-import { enrichRange, type HeaderSource } from './enrich.ts';
+import { enrichRanges, type HeaderSource } from './enrich.ts';
 import { JobLockedError } from './errors.ts';
 import { resolveHead } from './head.ts';
 import { planRun } from './plan.ts';
@@ -77,7 +77,9 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       contracts: job.contracts,
       head,
       finality: job.finality,
-      chunksPerRange: 2 * job.concurrency,
+      // chunks of different contracts run side by side too: 2 × concurrency chunks in all keeps every
+      // worker busy while bounding the extra (partial last page) requests that each chunk costs
+      chunksPerRange: Math.max(1, Math.ceil((2 * job.concurrency) / Math.max(1, job.contracts.length - resumed.length))),
       lastCovered,
       resuming: new Set(resumed.map((r) => r.contract)),
     });
@@ -91,9 +93,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     }
 
     await readRanges(deps, job, runId, ranges, totals);
-    for (const range of ranges) {
-      totals.headersFetched += await enrichRange(deps, { job: job.name, runId, contract: range.contract, fromBlock: range.fromBlock, toBlock: range.toBlock, concurrency: job.concurrency });
-    }
+    totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
     const reconciled = await reconcileRanges(warehouse.db, ranges, runId);
     const summaries: RangeSummary[] = ranges.map((r) => ({
       contract: r.contract,

@@ -13,21 +13,23 @@ export interface MissingHeader {
 }
 
 /**
- * The distinct block hashes of a contract's transfers in [fromBlock, toBlock] that have no header row:
- * each is fetched once, and a stored header is never fetched again.
+ * The distinct block hashes of the transfers in the given scopes (contract × inclusive block range) that
+ * have no header row: each is fetched once, and a stored header is never fetched again.
  */
 export async function missingHeaders(
   db: Kysely<Database>,
-  scope: { contract: string; fromBlock: number; toBlock: number },
+  scopes: readonly { contract: string; fromBlock: number; toBlock: number }[],
 ): Promise<MissingHeader[]> {
+  if (!scopes.length) return [];
+  const values = sql.join(scopes.map((s) => sql`(${s.contract}::text, ${s.fromBlock}::bigint, ${s.toBlock}::bigint)`));
   const { rows } = await sql<{ hash: string; number: string; timestamp: string; conflicts: number }>`
+    WITH scope (contract_address, from_block, to_block) AS (VALUES ${values})
     SELECT t.block_hash AS hash, min(t.block_number)::text AS number,
            to_char(min(t.block_timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
            (count(DISTINCT t.block_number) + count(DISTINCT t.block_timestamp) - 2)::int AS conflicts
-    FROM token_transfers t
-    WHERE t.contract_address = ${scope.contract}
-      AND t.block_number BETWEEN ${scope.fromBlock} AND ${scope.toBlock}
-      AND NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.hash = t.block_hash)
+    FROM scope s
+    JOIN token_transfers t ON t.contract_address = s.contract_address AND t.block_number BETWEEN s.from_block AND s.to_block
+    WHERE NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.hash = t.block_hash)
     GROUP BY t.block_hash
     ORDER BY 2`.execute(db);
   return rows.map((r) => ({ hash: r.hash, number: Number(r.number), timestamp: r.timestamp, conflicts: r.conflicts }));

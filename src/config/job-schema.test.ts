@@ -1,0 +1,46 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { jobSchema, type JobConfig } from './job-schema.ts';
+
+const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+const base = { name: 'nightly', contracts: [{ address: USDC, fromBlock: 100 }] };
+
+function messages(input: unknown): string[] {
+  const result = jobSchema.safeParse(input);
+  return result.success ? [] : result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+}
+
+describe('jobSchema', () => {
+  it('fills in the defaults and drops $schema', () => {
+    const job = jobSchema.parse({ $schema: './job.schema.json', ...base });
+    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, finality: 64 });
+    expectTypeOf<JobConfig>().not.toHaveProperty('$schema');
+    expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();
+    expectTypeOf<JobConfig['contracts'][number]['toBlock']>().toEqualTypeOf<number | undefined>();
+  });
+
+  it('accepts the edges of every range', () => {
+    expect(messages({ ...base, contracts: [{ address: USDC, fromBlock: 0, toBlock: 0 }], pageSize: 1, concurrency: 64, finality: 0, requestsPerSecond: 0.5 })).toEqual([]);
+    expect(messages({ ...base, pageSize: 1000, concurrency: 1, finality: 10_000 })).toEqual([]);
+    expect(messages({ ...base, contracts: [{ address: USDC, fromBlock: 9_007_199_254_740_991 }] })).toEqual([]);
+  });
+
+  it('takes names of 1 to 100 letters, digits, ".", "_" and "-" that start with a letter or digit', () => {
+    for (const name of ['a', '7', 'usdc.usdt_mainnet-2', 'x'.repeat(100)]) expect(messages({ ...base, name }), name).toEqual([]);
+    for (const name of ['', 'x'.repeat(101), '.hidden', '_x', 'with space', 'a/b', 'é']) {
+      expect(messages({ ...base, name }), name).toEqual(['name: expected a job name of 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit']);
+    }
+  });
+
+  it('refuses block numbers a JS number cannot hold exactly', () => {
+    expect(messages({ ...base, contracts: [{ address: USDC, fromBlock: 1e20 }] })).toEqual(['contracts.0.fromBlock: expected an integer ≤ 9007199254740991']);
+  });
+
+  it('refuses non-numbers in every numeric field', () => {
+    expect(messages({ ...base, pageSize: '10', concurrency: null, requestsPerSecond: '5', finality: true })).toEqual([
+      'pageSize: expected an integer from 1 to 1000',
+      'concurrency: expected an integer from 1 to 64',
+      'requestsPerSecond: expected a number > 0',
+      'finality: expected an integer from 0 to 10000',
+    ]);
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The job file (`jobs/NAME.json`): which contracts to export over which blocks, and how hard to pull.
+ * Every message here says what was expected; `problems.ts` adds the field and what was got.
+ */
+import { z } from 'zod';
+
+/** The largest block number a JS number holds exactly. */
+export const MAX_BLOCK_NUMBER = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A JSON integer from `min` to `max`; every failure reads `expected …`. Text like `"100"` is refused
+ * (problems.ts adds "write numbers without quotes"): a typo must not become a number silently.
+ */
+function integer(min: number, max: number, expected: string) {
+  const error = (issue: { code?: string }) => (issue.code === 'too_big' && max === MAX_BLOCK_NUMBER ? `expected an integer ≤ ${MAX_BLOCK_NUMBER}` : expected);
+  const int = z.number({ error }).int({ error }).min(min, { error });
+  // `.int()` already stops at MAX_SAFE_INTEGER; a second check would only repeat the message.
+  return max < MAX_BLOCK_NUMBER ? int.max(max, { error }) : int;
+}
+
+const blockNumber = () => integer(0, MAX_BLOCK_NUMBER, 'expected an integer ≥ 0');
+
+/** `0x` and 40 hex digits in any case, normalised to lower case. */
+export const contractAddress = z
+  .string({ error: 'expected a contract address: 0x and 40 hex digits' })
+  .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'expected a contract address: 0x and 40 hex digits' })
+  .meta({
+    title: 'Contract address',
+    description: 'The ERC20 token contract: 0x and 40 hex digits, in any case.',
+    examples: ['0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'],
+  })
+  .transform((address) => address.toLowerCase());
+
+const contract = z
+  .strictObject(
+    {
+      address: contractAddress,
+      fromBlock: blockNumber().meta({
+        title: 'First block',
+        description: 'The first block to export, inclusive. A JSON integer ≥ 0.',
+      }),
+      toBlock: blockNumber()
+        .optional()
+        .meta({
+          title: 'Last block',
+          description:
+            'The last block to export, inclusive, ≥ fromBlock. Leave it out to follow the chain head, re-reading the last `finality` blocks each run.',
+        }),
+    },
+    { error: 'expected a contract like {"address": "0x…", "fromBlock": 0}' },
+  )
+  .refine((c) => c.toBlock === undefined || c.toBlock >= c.fromBlock, {
+    path: ['toBlock'],
+    error: (issue) => {
+      const c = issue.input as { fromBlock: number; toBlock: number };
+      return `fromBlock (${c.fromBlock}) is greater than toBlock (${c.toBlock}); expected toBlock ≥ fromBlock`;
+    },
+    // Also when a sibling key is wrong (an unknown key, say): every problem is reported at once.
+    when: ({ value }) => {
+      const c = value as { fromBlock?: unknown; toBlock?: unknown };
+      return Number.isSafeInteger(c?.fromBlock) && Number.isSafeInteger(c?.toBlock);
+    },
+  });
+
+const contracts = z
+  .array(contract, { error: 'expected an array of contracts like [{"address": "0x…", "fromBlock": 0}]' })
+  .min(1, { error: 'expected at least one contract' })
+  .superRefine(
+    (list, ctx) => {
+      const first = new Map<string, number>();
+      (list as unknown[]).forEach((c, i) => {
+        const address = (c as { address?: unknown } | null)?.address;
+        if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) return;
+        const key = address.toLowerCase();
+        const seen = first.get(key);
+        if (seen === undefined) first.set(key, i);
+        else {
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'address'],
+            input: address,
+            message: `${key} is listed twice (also at contracts[${seen}]); expected each contract once`,
+          });
+        }
+      });
+    },
+    // Also when another contract has a problem: every problem is reported at once.
+    { when: ({ value }) => Array.isArray(value) },
+  );
+
+/** The job file as written; `$schema` (for editors) is dropped from the parsed value. */
+export const jobSchema = z
+  .strictObject(
+    {
+      $schema: z
+        .string({ error: 'expected a string (the path of job.schema.json, for editors)' })
+        .optional()
+        .meta({ description: 'For editors: the JSON Schema of this file, e.g. "./job.schema.json". Ignored by erc20-etl.' }),
+      name: z
+        .string({ error: 'expected a job name' })
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, {
+          error: 'expected a job name of 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit',
+        })
+        .meta({
+          title: 'Job name',
+          description:
+            'Names the job in logs, in the run ledger and as its lock: 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit.',
+          examples: ['nightly'],
+        }),
+      contracts: contracts.meta({
+        title: 'Contracts',
+        description: 'The token contracts to export, each with its block range; each address at most once.',
+      }),
+      pageSize: integer(1, 1000, 'expected an integer from 1 to 1000')
+        .default(1000)
+        .meta({ title: 'Page size', description: 'Transfers per getTokenTransfers request, 1 to 1000.' }),
+      concurrency: integer(1, 64, 'expected an integer from 1 to 64')
+        .default(4)
+        .meta({ title: 'Concurrency', description: 'Requests in flight at once, 1 to 64.' }),
+      requestsPerSecond: z
+        .number({ error: 'expected a number > 0' })
+        .positive({ error: 'expected a number > 0' })
+        .optional()
+        .meta({
+          title: 'Requests per second',
+          description: "At most this many API requests per second (fractions allowed, e.g. 0.5). Leave it out for no limit beyond the server's 429s.",
+        }),
+      finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
+        .default(64)
+        .meta({
+          title: 'Finality',
+          description: 'When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000.',
+        }),
+    },
+    { error: 'expected a JSON object like {"name": "…", "contracts": [{"address": "0x…", "fromBlock": 0}]}' },
+  )
+  .transform(({ $schema: _ignored, ...job }) => job)
+  .meta({
+    title: 'erc20-etl job',
+    description: 'A job for `erc20-etl run jobs/NAME.json`: the ERC20 contracts to export and their block ranges.',
+  });
+
+/** A validated job, with defaults filled in and addresses in lower case. */
+export type JobConfig = z.output<typeof jobSchema>;
+
+/** A job file as it may be written: defaults optional, `$schema` allowed. */
+export type JobFileInput = z.input<typeof jobSchema>;
