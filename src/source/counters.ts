@@ -1,0 +1,29 @@
+/**
+ * What the source layer did, for the run summary and metrics. Every HTTP attempt counts, retries
+ * included.
+ */
+export interface SourceCounters {
+  /** getTokenTransfers attempts (GET). */
+  transferRequests: number;
+  /** JSON-RPC HTTP attempts (POST), a batch counting once. */
+  rpcPosts: number;
+  /** `erigon_getHeaderByHash` calls sent, one per hash. */
+  headerCalls: number;
+  /** Attempts that were followed by another one. */
+  retries: number;
+  /** Answers with HTTP 429. */
+  rateLimited: number;
+  /** Failed attempts, keyed by HTTP status (`"503"`) or `timeout`, `reset`, `refused`, `dns`, `network`, `tls`, `bad-body`, `too-large`. */
+  errors: Record<string, number>;
+}
+
+/** @example const counters = createSourceCounters(); counters.retries // → 0 */
+export function createSourceCounters(): SourceCounters {
+  return { transferRequests: 0, rpcPosts: 0, headerCalls: 0, retries: 0, rateLimited: 0, errors: {} };
+}
+
+/** Adds one to `errors[key]`. */
+export function countError(counters: SourceCounters, key: string | number): void {
+  const k = String(key);
+  counters.errors[k] = (counters.errors[k] ?? 0) + 1;
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { FatalError, RetryableError } from '../common/errors.ts';
+import { parseApiUrl } from './api-url.ts';
+import {
+  BadResponseError,
+  describeTarget,
+  HttpStatusError,
+  httpStatusError,
+  PageKeyRejectedError,
+  parseApiError,
+  parseRetryAfter,
+  RetryableHttpStatusError,
+  type RequestTarget,
+} from './errors.ts';
+
+const endpoint = parseApiUrl('https://mainnet.example.org/v3/proj-SECRET-123');
+const target: RequestTarget = {
+  endpoint,
+  method: 'GET',
+  pathAndQuery: '/builder/getTokenTransfers?contractAddress=0xa0&fromBlock=1&toBlock=9&pageKey=abcdefghijklmnop',
+  context: { contract: '0xa0', fromBlock: 1, toBlock: 9 },
+};
+
+describe('parseRetryAfter', () => {
+  it('reads delta seconds and HTTP-dates', () => {
+    const now = Date.parse('Wed, 21 Oct 2015 07:27:58 GMT');
+    expect(parseRetryAfter('2', now)).toBe(2000);
+    expect(parseRetryAfter(' 0.5 ', now)).toBe(500);
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT', now)).toBe(2000);
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:00:00 GMT', now)).toBe(0);
+  });
+
+  it('answers undefined for an absent or unreadable header', () => {
+    expect(parseRetryAfter(undefined, 0)).toBeUndefined();
+    expect(parseRetryAfter('', 0)).toBeUndefined();
+    expect(parseRetryAfter('soon', 0)).toBeUndefined();
+    expect(parseRetryAfter('-3', 0)).toBeUndefined();
+  });
+});
+
+describe('parseApiError', () => {
+  it('reads REST and JSON-RPC error bodies, and nothing from others', () => {
+    expect(parseApiError({ error: { code: 'forbidden', message: 'plan capacity exceeded' } })).toEqual({ code: 'forbidden', message: 'plan capacity exceeded' });
+    expect(parseApiError({ jsonrpc: '2.0', id: null, error: { code: -32097, message: 'rate limit reached' } })).toEqual({ code: -32097, message: 'rate limit reached' });
+    expect(parseApiError('<html>')).toEqual({});
+    expect(parseApiError({ error: 'x' })).toEqual({});
+  });
+});
+
+describe('httpStatusError', () => {
+  it('makes 429, 408 and 5xx retryable, with the Retry-After', () => {
+    for (const status of [429, 408, 500, 502, 503]) {
+      const err = httpStatusError(target, { status, retryAfterMs: 1000 });
+      expect(err).toBeInstanceOf(RetryableError);
+      expect(err).toBeInstanceOf(RetryableHttpStatusError);
+      expect((err as RetryableHttpStatusError).retryAfterMs).toBe(1000);
+    }
+  });
+
+  it('makes 400, 401, 403 and 404 fatal, each saying what to do', () => {
+    const messages = Object.fromEntries(
+      [400, 401, 403, 404].map((status) => {
+        const err = httpStatusError(target, { status, apiCode: 'x', apiMessage: 'y' });
+        expect(err).toBeInstanceOf(FatalError);
+        expect(err).toBeInstanceOf(HttpStatusError);
+        return [status, err.message];
+      }),
+    );
+    expect(messages[401]).toContain('check the project id in CHAIN_API_URL');
+    expect(messages[403]).toContain('plan capacity is exceeded');
+    expect(messages[404]).toContain('check that CHAIN_API_URL is the base URL');
+    expect(messages[400]).toContain('HTTP 400 x "y"');
+  });
+
+  it('never shows the project id, even when the API echoes it', () => {
+    const err = httpStatusError(target, { status: 401, apiCode: 'unauthorized', apiMessage: 'unknown project proj-SECRET-123' });
+    expect(err.message).not.toContain('proj-SECRET-123');
+    expect(err.apiMessage).toBe('unknown project <redacted>');
+    expect(err.message).toContain('GET https://mainnet.example.org/v3/<redacted>/builder/getTokenTransfers?contractAddress=0xa0');
+    expect(err.message).toContain('(contract 0xa0, blocks 1–9)');
+    expect(JSON.stringify({ ...err })).not.toContain('proj-SECRET-123');
+  });
+
+  it('shortens the pageKey of the request', () => {
+    expect(describeTarget(target)).toContain('&pageKey=… (contract 0xa0');
+    expect(describeTarget(target)).not.toContain('abcdefghijklmnop');
+  });
+
+  it('turns a refused pageKey into a PageKeyRejectedError that is fatal and keeps the API message', () => {
+    const err = PageKeyRejectedError.from(httpStatusError(target, { status: 400, apiCode: 'invalid_params', apiMessage: 'pageKey has expired' }) as HttpStatusError);
+    expect(err).toBeInstanceOf(FatalError);
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('"pageKey has expired"');
+    expect(err.message).toContain('restart the query without it');
+  });
+});
+
+describe('BadResponseError', () => {
+  it('lists its problems, at most 20 spelled out', () => {
+    const problems = Array.from({ length: 25 }, (_, i) => `problem ${i}`);
+    const err = new BadResponseError('a malformed page', problems);
+    expect(err).toBeInstanceOf(FatalError);
+    expect(err.problems).toHaveLength(25);
+    expect(err.message).toContain('a malformed page (25 problems):\n  problem 0\n');
+    expect(err.message).toContain('problem 19\n  … and 5 more');
+    expect(err.message).not.toContain('problem 20');
+  });
+});

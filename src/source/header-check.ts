@@ -1,0 +1,97 @@
+import { show } from '../dataset/validate.ts';
+import { CONSENSUS_FIELDS, FORK_KEYS, toErigonHeader, unknownHeaderKeys, type FieldKind, type HeaderJson } from '../eth/header-fields.ts';
+import { HeaderEncodingError, verifyHeaderHash } from '../eth/header-hash.ts';
+import { isHexData, isHexQuantity } from '../eth/hex.ts';
+import { BadResponseError } from './errors.ts';
+
+/** A header that passed `checkHeader`. */
+export interface CheckedHeader {
+  /** Erigon's key set; a fork field the block predates is null. */
+  header: HeaderJson;
+  /** Keys outside Erigon's key set (older Erigon's `AuRaStep`, newer `slotNumber`, …), or null when none. */
+  extra: Record<string, unknown> | null;
+  /** Whether keccak256(RLP) of the fields equals the hash; false only when `extra` holds fields we cannot encode. */
+  hashVerified: boolean;
+}
+
+/** What the transfers said about the block. */
+export interface ExpectedHeader {
+  hash: string;
+  number: number;
+  /** ISO 8601 UTC, as in the transfers. */
+  timestamp: string;
+}
+
+const FIXED_BYTES: Partial<Record<FieldKind, number>> = { hash: 32, address: 20, bloom: 256, nonce: 8 };
+const FORK_KEY_SET = new Set<string>(FORK_KEYS);
+
+/**
+ * Checks a header from `erigon_getHeaderByHash` against the block the transfers named: every field's
+ * shape, the hash asked for, the number and timestamp of the transfers, and keccak256(RLP) = hash.
+ * Throws one BadResponseError naming the block and every bad field. When the header carries unknown keys
+ * (possibly consensus fields this tool cannot encode) a hash mismatch is tolerated: `hashVerified: false`.
+ *
+ * @example
+ * checkHeader(raw, { hash: '0xd4e5…8fa3', number: 0, timestamp: '1970-01-01T00:00:00.000Z' })
+ * // → { header: { number: '0x0', hash: '0xd4e5…8fa3', baseFeePerGas: null, … }, extra: null, hashVerified: true }
+ */
+export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHeader {
+  const block = `block ${expected.number} (${expected.hash})`;
+  const summary = `erigon_getHeaderByHash answered a bad header for ${block}`;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new BadResponseError(summary, [`${block}, header: expected a JSON object, got ${show(raw)}`]);
+  }
+  const input = raw as Record<string, unknown>;
+  const problems: string[] = [];
+  const fail = (field: string, message: string) => problems.push(`${block}, header.${field}: ${message}`);
+
+  for (const { key, kind } of CONSENSUS_FIELDS) {
+    const value = input[key];
+    if ((value === null || value === undefined) && FORK_KEY_SET.has(key)) continue;
+    const problem = fieldProblem(kind, value);
+    if (problem) fail(key, problem);
+  }
+  const hashProblem = fieldProblem('hash', input.hash);
+  if (hashProblem) fail('hash', hashProblem);
+  else if ((input.hash as string).toLowerCase() !== expected.hash.toLowerCase()) {
+    fail('hash', `expected the hash asked for, ${expected.hash}, got ${show(input.hash)}`);
+  }
+
+  if (typeof input.number === 'string' && isHexQuantity(input.number) && BigInt(input.number) !== BigInt(expected.number)) {
+    fail('number', `expected ${expected.number} (the block of the transfers), got ${input.number} (${BigInt(input.number)})`);
+  }
+  const expectedSeconds = Math.floor(Date.parse(expected.timestamp) / 1000);
+  if (Number.isNaN(expectedSeconds)) {
+    fail('timestamp', `cannot be compared: the transfers' block time ${show(expected.timestamp)} is not an ISO 8601 date`);
+  } else if (typeof input.timestamp === 'string' && isHexQuantity(input.timestamp) && BigInt(input.timestamp) !== BigInt(expectedSeconds)) {
+    const got = Number(BigInt(input.timestamp));
+    const gotIso = Number.isSafeInteger(got * 1000) ? new Date(got * 1000).toISOString() : 'out of range';
+    fail('timestamp', `expected ${expected.timestamp} (the transfers' block time), got ${input.timestamp} (${gotIso})`);
+  }
+  if (problems.length) throw new BadResponseError(summary, problems);
+
+  const header = toErigonHeader(input);
+  const unknown = unknownHeaderKeys(input);
+  const extra = unknown.length ? Object.fromEntries(unknown.map((k) => [k, input[k]])) : null;
+  let verified: { ok: boolean; computed: string };
+  try {
+    verified = verifyHeaderHash(header, expected.hash);
+  } catch (err) {
+    if (!(err instanceof HeaderEncodingError)) throw err;
+    throw new BadResponseError(summary, [`${block}, header.${err.field}: ${err.message}`]);
+  }
+  if (!verified.ok && !extra) {
+    throw new BadResponseError(summary, [
+      `${block}, header: keccak256 of its RLP fields is ${verified.computed}, not the block hash ${expected.hash}: a field was altered`,
+    ]);
+  }
+  return { header, extra, hashVerified: verified.ok };
+}
+
+function fieldProblem(kind: FieldKind, value: unknown): string | undefined {
+  if (typeof value !== 'string') return `expected 0x hex text, got ${show(value)}`;
+  if (kind === 'quantity') return isHexQuantity(value) ? undefined : `expected a minimal 0x hex quantity, got ${show(value)}`;
+  const size = FIXED_BYTES[kind];
+  if (isHexData(value, size)) return undefined;
+  return `expected ${size === undefined ? '0x hex bytes' : `${size} bytes of 0x hex`}, got ${show(value)}`;
+}

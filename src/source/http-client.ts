@@ -1,0 +1,233 @@
+import { Pool } from 'undici';
+import type { Clock } from '../common/clock.ts';
+import { EtlError } from '../common/errors.ts';
+import type { Logger } from '../common/logger.ts';
+import type { ApiEndpoint } from './api-url.ts';
+import { countError, type SourceCounters } from './counters.ts';
+import {
+  describeTarget,
+  httpStatusError,
+  parseApiError,
+  parseRetryAfter,
+  ResponseTooLargeError,
+  TlsError,
+  TransportError,
+  UnparsableBodyError,
+  type ErrorContext,
+  type RequestTarget,
+  type TransportFailure,
+} from './errors.ts';
+import { createRateLimiter } from './rate-limiter.ts';
+import { withRetry } from './retry.ts';
+
+export interface HttpClientConfig {
+  /** The longest one attempt may take, headers and body. */
+  timeoutMs: number;
+  /** Open connections at most (kept alive). */
+  connections: number;
+  /** Answers larger than this are refused (`ResponseTooLargeError`) without reading further. */
+  maxResponseBytes: number;
+  /** Retries after the first attempt. */
+  retries: number;
+  /** Request starts per second over the whole run; unlimited when unset. */
+  requestsPerSecond?: number | undefined;
+  /** First backoff between attempts (default 250 ms). */
+  retryMinDelayMs?: number;
+  /** Longest backoff, a `Retry-After` apart (default 10 s). */
+  retryMaxDelayMs?: number;
+}
+
+export interface HttpClientDeps {
+  endpoint: ApiEndpoint;
+  config: HttpClientConfig;
+  logger: Logger;
+  clock: Clock;
+  counters: SourceCounters;
+}
+
+export interface HttpClient {
+  /** GETs `{base}{pathAndQuery}` and answers its JSON. */
+  getJson(pathAndQuery: string, context?: ErrorContext): Promise<unknown>;
+  /** POSTs `body` as JSON to the base URL itself (JSON-RPC) and answers the JSON. */
+  postJson(body: unknown, context?: ErrorContext): Promise<unknown>;
+  /** The counters this client adds to (the same object as `deps.counters`). */
+  readonly counters: SourceCounters;
+  close(): Promise<void>;
+}
+
+const TLS_CODES = /^(?:CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH)/;
+const TRANSPORT_CODES: Record<string, TransportFailure> = {
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  ETIMEDOUT: 'timeout',
+  UND_ERR_SOCKET: 'reset',
+  UND_ERR_CLOSED: 'reset',
+  ECONNRESET: 'reset',
+  EPIPE: 'reset',
+  ECONNABORTED: 'reset',
+  ECONNREFUSED: 'refused',
+  ENOTFOUND: 'dns',
+  EAI_AGAIN: 'dns',
+  EHOSTUNREACH: 'network',
+  ENETUNREACH: 'network',
+  ENETDOWN: 'network',
+};
+
+/**
+ * The HTTP client of the chain API: one keep-alive pool of at most `connections` connections to the
+ * API's origin, TLS verified, a deadline on every attempt, a cap on the answer size, the shared rate
+ * limit before every attempt, and retries of what may pass (429 with its Retry-After, 5xx, timeouts,
+ * resets, cut bodies). Failed attempts are logged at warn, redacted.
+ *
+ * @example
+ * const http = createHttpClient({ endpoint, config: { timeoutMs: 30_000, connections: 8, maxResponseBytes: 64 << 20, retries: 5 }, logger, clock, counters });
+ * await http.getJson(`/builder/getTokenTransfers?contractAddress=${usdc}&fromBlock=17000000&toBlock=17000100`);
+ * await http.postJson({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
+ */
+export function createHttpClient({ endpoint, config, logger, clock, counters }: HttpClientDeps): HttpClient {
+  const url = new URL(endpoint.base);
+  const basePath = url.pathname.replace(/\/$/, '');
+  const pool = new Pool(url.origin, {
+    connections: config.connections,
+    headersTimeout: config.timeoutMs,
+    bodyTimeout: config.timeoutMs,
+    connect: { timeout: config.timeoutMs },
+  });
+  const limiter = createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
+
+  async function attempt(target: RequestTarget, body: string | undefined): Promise<unknown> {
+    await limiter.acquire();
+    if (target.method === 'GET') counters.transferRequests++;
+    else counters.rpcPosts++;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${config.timeoutMs} ms`)), config.timeoutMs);
+    try {
+      const res = await pool.request({
+        path: `${basePath}${target.pathAndQuery}`,
+        method: target.method,
+        headers:
+          body === undefined
+            ? { accept: 'application/json' }
+            : { accept: 'application/json', 'content-type': 'application/json' },
+        body,
+        signal: controller.signal,
+      });
+      const text = await readCapped(res.body, res.headers['content-length'], target);
+      return interpret(target, res.statusCode, res.headers['retry-after'], text);
+    } catch (err) {
+      throw classify(err, target, controller.signal.aborted);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Reads the body as text, stopping (and destroying the stream) past `maxResponseBytes`. */
+  async function readCapped(
+    stream: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
+    contentLength: string | string[] | undefined,
+    target: RequestTarget,
+  ): Promise<string> {
+    const limit = config.maxResponseBytes;
+    const tooLarge = () => {
+      stream.destroy();
+      countError(counters, 'too-large');
+      return new ResponseTooLargeError(target, limit);
+    };
+    if (typeof contentLength === 'string' && Number(contentLength) > limit) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of stream) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
+  }
+
+  function interpret(target: RequestTarget, status: number, retryAfter: string | string[] | undefined, text: string): unknown {
+    let json: unknown;
+    let parseError: string | undefined;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      parseError = err instanceof Error ? err.message : String(err);
+    }
+    if (status >= 200 && status < 300) {
+      if (parseError === undefined) return json;
+      countError(counters, 'bad-body');
+      throw new UnparsableBodyError(target, parseError, text);
+    }
+    countError(counters, status);
+    if (status === 429) counters.rateLimited++;
+    const api = parseApiError(json);
+    throw httpStatusError(target, {
+      status,
+      apiCode: api.code,
+      apiMessage: api.message ?? (parseError === undefined || text.length === 0 ? undefined : text.slice(0, 200)),
+      retryAfterMs: parseRetryAfter(retryAfter, clock.now()),
+    });
+  }
+
+  /** Maps what undici or the socket threw to the source errors; errors of ours pass unchanged. */
+  function classify(err: unknown, target: RequestTarget, timedOut: boolean): unknown {
+    if (err instanceof EtlError) return err;
+    if (timedOut) {
+      countError(counters, 'timeout');
+      return new TransportError(target, 'timeout', `no complete answer within ${config.timeoutMs} ms`);
+    }
+    const code = errorCode(err);
+    if (code === undefined) return err;
+    const detail = err instanceof Error ? `${code}: ${err.message}` : code;
+    if (TLS_CODES.test(code)) {
+      countError(counters, 'tls');
+      return new TlsError(target, detail, { cause: err });
+    }
+    const failure = TRANSPORT_CODES[code] ?? (code.startsWith('UND_ERR_') || code.startsWith('E') ? 'network' : undefined);
+    if (failure === undefined) return err;
+    countError(counters, failure);
+    return new TransportError(target, failure, failure === 'timeout' ? `no complete answer within ${config.timeoutMs} ms (${code})` : detail, {
+      cause: err,
+    });
+  }
+
+  async function send(target: RequestTarget, body: string | undefined): Promise<unknown> {
+    return withRetry(() => attempt(target, body), {
+      retries: config.retries,
+      minDelayMs: config.retryMinDelayMs ?? 250,
+      maxDelayMs: config.retryMaxDelayMs ?? 10_000,
+      clock,
+      onRetry: (err, attemptNo, delayMs) => {
+        counters.retries++;
+        logger.warn({
+          msg: 'chain API request failed, retrying',
+          request: describeTarget(target),
+          attempt: attemptNo,
+          delayMs,
+          error: endpoint.redact(err.message),
+          errorType: err.name,
+        });
+      },
+    });
+  }
+
+  return {
+    getJson(pathAndQuery, context) {
+      const path = pathAndQuery.startsWith('/') ? pathAndQuery : `/${pathAndQuery}`;
+      return send({ endpoint, method: 'GET', pathAndQuery: path, context }, undefined);
+    },
+    postJson(body, context) {
+      return send({ endpoint, method: 'POST', pathAndQuery: '', context }, JSON.stringify(body));
+    },
+    counters,
+    close: () => pool.close(),
+  };
+}
+
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}

@@ -1,0 +1,120 @@
+import { BadResponseError, HttpStatusError } from './errors.ts';
+import type { HttpClient } from './http-client.ts';
+import { show } from '../dataset/validate.ts';
+
+/** JSON-RPC codes with a meaning here (chain-api.md §2). */
+export const RPC_CODES = {
+  methodNotFound: -32601,
+  /** Erigon's "block header not found". */
+  notFound: -32000,
+} as const;
+
+export interface RpcClient {
+  /** The chain head, or undefined when the endpoint has no `eth_blockNumber`. */
+  blockNumber(): Promise<number | undefined>;
+  /**
+   * The raw header of each hash (unchecked: see `checkHeader`), or null when the node does not know it.
+   * Keys are the hashes as given; a hash given twice is asked for once.
+   */
+  headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+}
+
+export interface RpcClientDeps {
+  http: HttpClient;
+  /** `erigon_getHeaderByHash` calls per POST (default 100). */
+  batchSize?: number;
+}
+
+interface RpcAnswer {
+  id?: unknown;
+  result?: unknown;
+  error?: { code?: unknown; message?: unknown };
+}
+
+/**
+ * The JSON-RPC calls the exporter makes: the chain head, and block headers by hash in batches of at most
+ * `batchSize` calls per POST, answers matched by id in any order. Counts `headerCalls` in `http.counters`
+ * (one per call sent; the HTTP client counts the POSTs).
+ *
+ * @example
+ * const rpc = createRpcClient({ http, batchSize: 100 });
+ * await rpc.blockNumber(); // → 19000000
+ * await rpc.headersByHash(['0xd4e5…8fa3', '0xffff…']); // → Map { '0xd4e5…8fa3' => { number: '0x0', … }, '0xffff…' => null }
+ */
+export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcClient {
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
+  return {
+    async blockNumber() {
+      let answer: unknown;
+      try {
+        answer = await http.postJson({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
+      } catch (err) {
+        if (err instanceof HttpStatusError && err.apiCode === RPC_CODES.methodNotFound) return undefined;
+        throw err;
+      }
+      const a = (answer ?? {}) as RpcAnswer;
+      if (a.error && typeof a.error === 'object') {
+        if (a.error.code === RPC_CODES.methodNotFound) return undefined;
+        throw new BadResponseError(`eth_blockNumber failed: JSON-RPC error ${show(a.error.code)} ${show(a.error.message)}`);
+      }
+      if (typeof a.result !== 'string' || !/^0x(?:0|[1-9a-fA-F][0-9a-fA-F]{0,12})$/.test(a.result)) {
+        throw new BadResponseError('eth_blockNumber answered a malformed result', [`result: expected a 0x hex block number, got ${show(a.result)}`]);
+      }
+      return Number.parseInt(a.result.slice(2), 16);
+    },
+
+    async headersByHash(hashes) {
+      const unique = [...new Set(hashes)];
+      const out = new Map<string, unknown | null>();
+      for (let start = 0; start < unique.length; start += batchSize) {
+        const batch = unique.slice(start, start + batchSize);
+        const calls = batch.map((hash, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'erigon_getHeaderByHash', params: [hash] }));
+        http.counters.headerCalls += calls.length;
+        const answer = await http.postJson(calls);
+        for (const [hash, header] of matchAnswers(batch, answer)) out.set(hash, header);
+      }
+      return out;
+    },
+  };
+}
+
+/** Pairs each hash with its answer by id; throws one BadResponseError listing every problem. */
+function matchAnswers(batch: readonly string[], answer: unknown): Map<string, unknown | null> {
+  const summary = `erigon_getHeaderByHash answered a malformed batch of ${batch.length} call${batch.length === 1 ? '' : 's'}`;
+  if (!Array.isArray(answer)) {
+    const error = (answer as RpcAnswer | null)?.error;
+    const what = error ? `a single JSON-RPC error ${show(error.code)} ${show(error.message)}` : show(answer);
+    throw new BadResponseError(summary, [`body: expected a JSON array of answers, got ${what}`]);
+  }
+  const byId = new Map<unknown, RpcAnswer>();
+  const problems: string[] = [];
+  for (const member of answer as unknown[]) {
+    const a = member as RpcAnswer | null;
+    if (a === null || typeof a !== 'object' || !('id' in a)) {
+      problems.push(`answer ${show(member)}: expected a JSON-RPC answer with an id`);
+      continue;
+    }
+    if (byId.has(a.id)) problems.push(`answer id ${show(a.id)}: answered twice`);
+    byId.set(a.id, a);
+  }
+  const out = new Map<string, unknown | null>();
+  batch.forEach((hash, i) => {
+    const a = byId.get(i + 1);
+    const where = `block ${hash}`;
+    if (!a) {
+      problems.push(`${where}: no answer with id ${i + 1}`);
+      return;
+    }
+    if (a.error !== undefined && a.error !== null) {
+      if (a.error.code === RPC_CODES.notFound) out.set(hash, null);
+      else problems.push(`${where}: JSON-RPC error ${show(a.error.code)} ${show(a.error.message)}`);
+      return;
+    }
+    if (a.result === null) out.set(hash, null);
+    else if (a.result === undefined || typeof a.result !== 'object' || Array.isArray(a.result)) {
+      problems.push(`${where}, result: expected a header object or null, got ${show(a.result)}`);
+    } else out.set(hash, a.result);
+  });
+  if (problems.length) throw new BadResponseError(summary, problems);
+  return out;
+}

@@ -1,0 +1,187 @@
+import type { TransferRecord } from '../dataset/types.ts';
+import { checkAddress, checkHash, checkIndex, checkIsoTimestamp, checkUint256Text, show } from '../dataset/validate.ts';
+import { BadResponseError, describeContext } from './errors.ts';
+
+/** Token metadata as a page reports it; unknown values are null. */
+export interface TokenMetadata {
+  contractAddress: string;
+  name: string | null;
+  symbol: string | null;
+  decimals: number | null;
+}
+
+/** One validated page of `getTokenTransfers`. */
+export interface TransfersPage {
+  token: TokenMetadata;
+  /** Rows in this page (equals `transfers.length`). */
+  count: number;
+  /** The key of the next page; `undefined` on the last page. */
+  nextPageKey: string | undefined;
+  /** Newest first, as served; each with `contractAddress` = the queried contract. */
+  transfers: TransferRecord[];
+  /** What was tolerated but is worth a log line (e.g. unreadable decimals). */
+  warnings: string[];
+}
+
+export interface TransfersPageQuery {
+  contract: string;
+  fromBlock: number;
+  toBlock: number;
+}
+
+type RowCheck = (value: unknown) => string | undefined;
+
+const ROW_FIELDS: readonly (readonly [Exclude<keyof TransferRecord, 'contractAddress'>, RowCheck])[] = [
+  ['fromAddress', checkAddress],
+  ['toAddress', checkAddress],
+  ['value', checkUint256Text],
+  ['blockHash', checkHash],
+  ['blockNumber', checkIndex],
+  ['blockTimestamp', checkIsoTimestamp],
+  ['transactionHash', checkHash],
+  ['transactionIndex', checkIndex],
+  ['logIndex', checkIndex],
+];
+
+/**
+ * Validates a `getTokenTransfers` body field by field against the query it answers, collecting every
+ * problem, and throws one `BadResponseError` listing them all (each naming contract, block and field).
+ * Tolerates `contractSymbols`, `nextPageKey` null or `""`, decimals as a number or unreadable text (null,
+ * with a warning), and unknown extra keys.
+ *
+ * @example
+ * parseTransfersPage(body, { contract: '0xa0b8…', fromBlock: 17000000, toBlock: 17000100 })
+ * // → { token: { name: 'USD Coin', symbol: 'USDC', decimals: 6, … }, count: 2, nextPageKey: undefined, transfers: […], warnings: [] }
+ * // or throws: contract 0xa0b8…, block 17000000, tokenTransfers[3].value: expected decimal integer text from 0 to 2^256-1, got "-5"
+ */
+export function parseTransfersPage(body: unknown, query: TransfersPageQuery): TransfersPage {
+  const contract = query.contract.toLowerCase();
+  const range = describeContext({ contract, fromBlock: query.fromBlock, toBlock: query.toBlock });
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const fail = (where: string, field: string, message: string) => problems.push(`${where}, ${field}: ${message}`);
+  const summary = `getTokenTransfers answered a malformed page for ${range}`;
+
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new BadResponseError(summary, [`${range}, body: expected a JSON object, got ${show(body)}`]);
+  }
+  const page = body as Record<string, unknown>;
+
+  const addressProblem = checkAddress(page.contractAddress);
+  if (addressProblem) fail(range, 'contractAddress', addressProblem);
+  else if (page.contractAddress !== contract) fail(range, 'contractAddress', `expected the queried contract ${contract}, got ${show(page.contractAddress)}`);
+
+  const token: TokenMetadata = {
+    contractAddress: contract,
+    name: readText(page, ['contractName'], range, fail),
+    symbol: readText(page, ['contractSymbol', 'contractSymbols'], range, fail),
+    decimals: readDecimals(page.contractDecimals, range, warnings),
+  };
+
+  let nextPageKey: string | undefined;
+  if (typeof page.nextPageKey === 'string') nextPageKey = page.nextPageKey === '' ? undefined : page.nextPageKey;
+  else if (page.nextPageKey !== undefined && page.nextPageKey !== null) {
+    fail(range, 'nextPageKey', `expected an opaque text, null or nothing, got ${show(page.nextPageKey)}`);
+  }
+
+  const transfers: TransferRecord[] = [];
+  const rows = page.tokenTransfers;
+  if (!Array.isArray(rows)) {
+    fail(range, 'tokenTransfers', `expected an array, got ${show(rows)}`);
+  } else {
+    const countProblem = checkIndex(page.count);
+    if (countProblem) fail(range, 'count', countProblem);
+    else if (page.count !== rows.length) fail(range, 'count', `expected the number of rows in tokenTransfers (${rows.length}), got ${page.count}`);
+    checkRows(rows, { ...query, contract }, range, problems, transfers);
+  }
+
+  if (problems.length) throw new BadResponseError(summary, problems);
+  return { token, count: transfers.length, nextPageKey, transfers, warnings };
+}
+
+function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, problems: string[], out: TransferRecord[]): void {
+  const seen = new Map<string, number>();
+  const blocks = new Map<number, { hash: unknown; timestamp: unknown; index: number }>();
+  let previous: { blockNumber: number; logIndex: number; index: number } | undefined;
+  rows.forEach((row, i) => {
+    const at = `tokenTransfers[${i}]`;
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      problems.push(`${range}, ${at}: expected an object, got ${show(row)}`);
+      return;
+    }
+    const r = row as Record<string, unknown>;
+    const blockOk = checkIndex(r.blockNumber) === undefined;
+    const where = blockOk ? `contract ${query.contract}, block ${r.blockNumber as number}` : range;
+    let ok = true;
+    for (const [field, check] of ROW_FIELDS) {
+      const problem = check(r[field]);
+      if (problem) {
+        problems.push(`${where}, ${at}.${field}: ${problem}`);
+        ok = false;
+      }
+    }
+    if (!ok) return;
+    const transfer: TransferRecord = {
+      contractAddress: query.contract,
+      fromAddress: r.fromAddress as string,
+      toAddress: r.toAddress as string,
+      value: r.value as string,
+      blockHash: r.blockHash as string,
+      blockNumber: r.blockNumber as number,
+      blockTimestamp: r.blockTimestamp as string,
+      transactionHash: r.transactionHash as string,
+      transactionIndex: r.transactionIndex as number,
+      logIndex: r.logIndex as number,
+    };
+    const { blockNumber, logIndex } = transfer;
+    if (blockNumber < query.fromBlock || blockNumber > query.toBlock) {
+      problems.push(`${where}, ${at}.blockNumber: expected a block from ${query.fromBlock} to ${query.toBlock} (the queried range), got ${blockNumber}`);
+    }
+    if (previous && !(blockNumber < previous.blockNumber || (blockNumber === previous.blockNumber && logIndex < previous.logIndex))) {
+      problems.push(
+        `${where}, ${at}: expected newest first (blockNumber, then logIndex, descending), got block ${blockNumber} log ${logIndex} after block ${previous.blockNumber} log ${previous.logIndex} at tokenTransfers[${previous.index}]`,
+      );
+    }
+    previous = { blockNumber, logIndex, index: i };
+    const key = `${transfer.transactionHash}:${logIndex}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      problems.push(`${where}, ${at}: the same transfer (transactionHash ${transfer.transactionHash}, logIndex ${logIndex}) as tokenTransfers[${first}]`);
+    } else seen.set(key, i);
+    const block = blocks.get(blockNumber);
+    if (!block) blocks.set(blockNumber, { hash: transfer.blockHash, timestamp: transfer.blockTimestamp, index: i });
+    else {
+      if (block.hash !== transfer.blockHash) {
+        problems.push(`${where}, ${at}.blockHash: expected ${String(block.hash)} as in tokenTransfers[${block.index}] of the same block, got ${transfer.blockHash}`);
+      }
+      if (block.timestamp !== transfer.blockTimestamp) {
+        problems.push(`${where}, ${at}.blockTimestamp: expected ${String(block.timestamp)} as in tokenTransfers[${block.index}] of the same block, got ${transfer.blockTimestamp}`);
+      }
+    }
+    out.push(transfer);
+  });
+}
+
+/** The first of `keys` present; `""`, null or absent are null; any other non-text is a problem. */
+function readText(
+  page: Record<string, unknown>,
+  keys: readonly string[],
+  range: string,
+  fail: (where: string, field: string, message: string) => void,
+): string | null {
+  const key = keys.find((k) => page[k] !== undefined) ?? keys[0]!;
+  const value = page[key];
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'string') return value;
+  fail(range, key, `expected text, got ${show(value)}`);
+  return null;
+}
+
+/** `"6"` or `6` → 6; `""`, null or absent → null; anything else → null with a warning. */
+function readDecimals(value: unknown, range: string, warnings: string[]): number | null {
+  if (value === undefined || value === null || value === '') return null;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : NaN;
+  if (Number.isInteger(n) && n >= 0 && n <= 255) return n;
+  warnings.push(`${range}, contractDecimals: expected an integer from 0 to 255, got ${show(value)}; stored as unknown (NULL)`);
+  return null;
+}

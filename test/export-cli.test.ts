@@ -1,0 +1,157 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dataset } from '../src/dataset/types.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
+import { freshDatabase } from './helpers/database.ts';
+import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
+
+const SECRET_PROJECT = 'proj-SECRET-4242';
+const tmp = mkdtempSync(join(tmpdir(), 'erc20-etl-export-cli-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+let dataset: Dataset;
+let devnet: RunningDevnet;
+beforeAll(async () => {
+  dataset = generateSyntheticDataset({ seed: 8, blocks: 400, tokens: 3, transfers: 3000, startBlock: 500 });
+  devnet = await startDevnet(dataset, { projectIds: [SECRET_PROJECT] });
+});
+afterAll(() => devnet.close());
+
+const contracts = () => [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+const api = () => `${devnet.origin}/${SECRET_PROJECT}`;
+
+describe('erc20-etl migrate', () => {
+  it('is safe to run twice and concurrently', async () => {
+    const db = await freshDatabase('cli_migrate');
+    try {
+      const env = { DATABASE_URL: db.url };
+      const results = await Promise.all([runCli(['migrate'], { env }), runCli(['migrate'], { env }), runCli(['migrate'], { env })]);
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      expect(results.filter((r) => /applied 0001_initial/.test(r.stdout))).toHaveLength(1);
+      const again = await runCli(['migrate'], { env });
+      expect(again.stdout).toMatch(/up to date/);
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
+describe('erc20-etl usage and configuration errors', () => {
+  it('exits 2 and names both missing settings', async () => {
+    const r = await runCli(['backfill', '--contract', contracts()[0]!, '--from', '0', '--to', '10'], { env: { DATABASE_URL: '', CHAIN_API_URL: '' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/DATABASE_URL/);
+    expect(r.stderr).toMatch(/CHAIN_API_URL/);
+  });
+
+  it('exits 2 for a bad job file, naming file and field', async () => {
+    const file = join(tmp, 'bad.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad', contracts: [{ address: '0x12', fromBlock: -1 }], pageSize: 5000 }));
+    const r = await runCli(['run', file], { env: { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', CHAIN_API_URL: api() } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/bad\.json: contracts\[0\]\.address/);
+    expect(r.stderr).toMatch(/contracts\[0\]\.fromBlock/);
+    expect(r.stderr).toMatch(/pageSize/);
+  });
+
+  it('exits 2 for bad backfill flags, naming each', async () => {
+    const r = await runCli(['backfill', '--contract', 'nope', '--from', '9', '--to', '3'], { env: { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', CHAIN_API_URL: api() } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--contract/);
+    expect(r.stderr).toMatch(/--from \(9\) is greater than --to \(3\)/);
+  });
+});
+
+describe('erc20-etl backfill and run', () => {
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  beforeAll(async () => {
+    target = await migratedWarehouse('cli_export');
+  });
+  afterAll(() => target.drop());
+
+  it('caps a --to beyond the head with a warning, exports exactly, and never prints the project id', async () => {
+    const args = ['backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', '0', '--to', '99999999', '--page-size', '300'];
+    const r = await runCli(args, { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/toBlock 99999999 is beyond the chain head 899/);
+    expect(r.stdout).toMatch(/3000 inserted/);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(SECRET_PROJECT);
+    expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+  });
+
+  it('exits 75 at once while another run holds the job’s lock', async () => {
+    const file = join(tmp, 'locked.json');
+    writeFileSync(file, JSON.stringify({ name: 'locked-job', contracts: [{ address: contracts()[0], fromBlock: 500 }] }));
+    const holder = new pg.Client({ connectionString: target.url });
+    await holder.connect();
+    try {
+      await holder.query(`SELECT pg_advisory_lock(hashtextextended('erc20-etl job ' || $1, 0))`, ['locked-job']);
+      const r = await runCli(['run', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+      expect(r.code).toBe(75);
+      expect(r.stderr).toMatch(/Another run of job "locked-job" is in progress/);
+    } finally {
+      await holder.end();
+    }
+    const r = await runCli(['run', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('fails with exit 1 and the API’s message on a wrong project id, without printing it', async () => {
+    const r = await runCli(['run', join(tmp, 'locked.json')], { env: { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/wrong-SECRET-id` } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/401|project id/);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('wrong-SECRET-id');
+  });
+});
+
+describe('a backfill killed mid-range', () => {
+  it('resumes without duplicates or gaps, also when its page keys have expired meanwhile', async () => {
+    for (const ttl of [86_400, 1]) {
+      const slow = await startDevnet(dataset, { projectIds: [SECRET_PROJECT], faults: { latencyMs: [15, 15] }, pageKeyTtlSeconds: ttl });
+      const target = await migratedWarehouse(`cli_kill_${ttl}`);
+      try {
+        const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: `${slow.origin}/${SECRET_PROJECT}` };
+        const args = [BIN, 'backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', '500', '--to', '899', '--page-size', '40', '--concurrency', '2'];
+        const child = spawn(process.execPath, args, { cwd: REPO_DIR, env });
+        const done = collect(child, 120_000);
+        // wait until a few pages are committed, then kill it without warning
+        for (let i = 0; i < 600; i++) {
+          const { rows } = await target.warehouse.pool.query<{ pages: string }>('SELECT coalesce(sum(pages), 0)::text AS pages FROM export_chunks');
+          if (Number(rows[0]?.pages) >= 5) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        child.kill('SIGKILL');
+        await done;
+        const committed = await warehouseTransfers(target.warehouse);
+        expect(committed.length).toBeGreaterThan(0);
+        expect(committed.length).toBeLessThan(3000);
+        // no committed position is ahead of its rows: every block above a chunk's resume point is complete
+        const chunks = await target.warehouse.pool.query<{ contract: string; from_block: string; to_block: string; resume_to_block: string | null; done: boolean }>(
+          'SELECT r.contract_address AS contract, c.from_block, c.to_block, c.resume_to_block, c.done FROM export_chunks c JOIN export_ranges r ON r.id = c.range_id',
+        );
+        const have = new Set(committed.map((t) => `${t.transactionHash}:${t.logIndex}`));
+        for (const c of chunks.rows) {
+          if (c.resume_to_block === null) continue;
+          const above = dataset.transfers.filter((t) => t.contractAddress === c.contract && t.blockNumber > Number(c.resume_to_block) && t.blockNumber <= Number(c.to_block));
+          for (const t of above) expect(have.has(`${t.transactionHash}:${t.logIndex}`)).toBe(true);
+        }
+        if (ttl === 1) await new Promise((r) => setTimeout(r, 1500));
+        const resumed = await collect(spawn(process.execPath, args, { cwd: REPO_DIR, env }), 120_000);
+        expect(resumed.code, resumed.stderr).toBe(0);
+        if (ttl === 1) expect(resumed.stderr).toMatch(/page key refused/);
+        expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+        const runs = await target.warehouse.db.selectFrom('export_runs').select(['status']).orderBy('id').execute();
+        expect(runs.map((r) => r.status)).toEqual(['failed', 'succeeded']);
+      } finally {
+        await target.drop();
+        await slow.close();
+      }
+    }
+  });
+});
