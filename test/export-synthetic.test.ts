@@ -65,10 +65,15 @@ describe('exporting a synthetic chain', () => {
     expect(new Set(removed.map((r) => r.removed_by_run))).toEqual(new Set([summary.runId]));
     expect(summary.totals.rowsRemoved).toBe(gone.length);
 
-    // the new blocks' headers were fetched; the orphaned ones stay
+    // the new blocks' headers were fetched; the orphaned ones stay, marked non-canonical
     const hashes = new Set((await target.warehouse.db.selectFrom('block_headers').select('hash').execute()).map((r) => r.hash));
     for (const t of truth.transfers) expect(hashes.has(t.blockHash)).toBe(true);
-    expect(reorg.orphanedHeaders.some((h) => hashes.has(h))).toBe(true);
+    const stored = await target.warehouse.db.selectFrom('block_headers').select(['hash', 'canonical']).execute();
+    const orphaned = new Set(reorg.orphanedHeaders);
+    const storedOrphans = stored.filter((h) => orphaned.has(h.hash));
+    expect(storedOrphans.length).toBeGreaterThan(0);
+    expect(storedOrphans.every((h) => !h.canonical)).toBe(true);
+    expect(stored.filter((h) => !orphaned.has(h.hash)).every((h) => h.canonical)).toBe(true);
   });
 
   it('moves nothing when the run fails part-way', async () => {

@@ -2,7 +2,10 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import { PageKeyRejectedError } from '../source/errors.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
+import type { Clock } from '../common/clock.ts';
+import { withRetry } from '../source/retry.ts';
 import { loadPage, type MergeCounts } from '../warehouse/load-page.ts';
+import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
 import { dropPageKey, type ChunkState } from '../warehouse/ranges.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
@@ -14,7 +17,11 @@ export interface ChunkDeps {
   warehouse: Warehouse;
   transfers: PageSource;
   logger: Logger;
+  clock: Clock;
 }
+
+/** Page loads retried on deadlocks and lost connections: about a minute in all, enough for a restart. */
+const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
 
 export interface ChunkTask {
   job: string;
@@ -42,7 +49,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   let pageKey = chunk.pageKey ?? undefined;
   // every block above `frontier` is committed whole
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
-  const client: pg.PoolClient = await deps.warehouse.pool.connect();
+  let client: pg.PoolClient | undefined;
   try {
     for (;;) {
       if (task.signal?.aborted) return;
@@ -68,13 +75,36 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       const last = page.transfers.at(-1);
       const done = page.nextPageKey === undefined;
       const resumeToBlock = last ? Math.min(last.blockNumber, chunk.resumeToBlock ?? last.blockNumber) : chunk.resumeToBlock;
-      const counts = await loadPage(client, {
+      const load = {
         runId: task.runId,
         rangeId: chunk.rangeId,
         chunkId: chunk.id,
         rows: page.transfers,
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done },
-      });
+      };
+      // a deadlock with another job, or PostgreSQL restarting, costs a retry of this page, not the run
+      const counts = await withRetry(
+        async () => {
+          client ??= await deps.warehouse.pool.connect().catch((err: unknown) => {
+            throw classifyPgError(err);
+          });
+          try {
+            return await loadPage(client, load);
+          } catch (err) {
+            if (brokenConnection(err)) {
+              client.release(err as Error);
+              client = undefined;
+            }
+            throw classifyPgError(err);
+          }
+        },
+        {
+          ...DB_RETRY,
+          clock: deps.clock,
+          onRetry: (err, attempt, delayMs) =>
+            deps.logger.warn({ msg: err.message, job: task.job, contract: task.contract, attempt, delayMs }),
+        },
+      );
       chunk.pageKey = page.nextPageKey ?? null;
       chunk.resumeToBlock = resumeToBlock;
       chunk.done = done;
@@ -85,6 +115,6 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       pageKey = page.nextPageKey;
     }
   } finally {
-    client.release();
+    client?.release();
   }
 }

@@ -62,7 +62,7 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
   UND_ERR_CONNECT_TIMEOUT: 'timeout',
   ETIMEDOUT: 'timeout',
   UND_ERR_SOCKET: 'reset',
-  UND_ERR_CLOSED: 'reset',
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'reset',
   ECONNRESET: 'reset',
   EPIPE: 'reset',
   ECONNABORTED: 'reset',
@@ -183,7 +183,9 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
       countError(counters, 'tls');
       return new TlsError(target, detail, { cause: err });
     }
-    const failure = TRANSPORT_CODES[code] ?? (code.startsWith('UND_ERR_') || code.startsWith('E') ? 'network' : undefined);
+    // other system errors (errno codes like EADDRNOTAVAIL) are network failures; anything else (a closed
+    // client, an invalid argument) is not a reason to try again
+    const failure = TRANSPORT_CODES[code] ?? (/^E[A-Z0-9]+$/.test(code) ? 'network' : undefined);
     if (failure === undefined) return err;
     countError(counters, failure);
     return new TransportError(target, failure, failure === 'timeout' ? `no complete answer within ${config.timeoutMs} ms (${code})` : detail, {

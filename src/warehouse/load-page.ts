@@ -45,6 +45,7 @@ const MERGE = `
   ), merged AS (
     INSERT INTO token_transfers AS t (${COLUMN_LIST}, inserted_by_run, updated_by_run)
     SELECT ${COLUMN_LIST}, $1, $1 FROM changed
+    ORDER BY transaction_hash, log_index -- one lock order for every writer: concurrent jobs cannot deadlock on it
     ON CONFLICT (transaction_hash, log_index) DO UPDATE SET
       ${DATA_COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_by_run = EXCLUDED.updated_by_run
     WHERE ${TUPLE('t')} IS DISTINCT FROM ${TUPLE('EXCLUDED')}

@@ -40,6 +40,7 @@ export async function reconcileRanges(
           RETURNING 1
         )
         SELECT count(*)::int AS removed FROM kept`.execute(trx);
+      await markCanonical(trx, range);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
         WHERE contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
@@ -55,4 +56,16 @@ export async function reconcileRanges(
     }
     return results;
   });
+}
+
+/**
+ * Headers stay (analytics may want them) but say whether they are on the chain the warehouse now holds:
+ * in a reconciled range, a header that no transfer points at any more belongs to an orphaned block (a
+ * header is only ever fetched because transfers pointed at it); one that transfers point at is canonical.
+ */
+async function markCanonical(trx: Kysely<Database>, range: RangeState): Promise<void> {
+  await sql`
+    UPDATE block_headers h SET canonical = EXISTS (SELECT 1 FROM token_transfers t WHERE t.block_hash = h.hash)
+    WHERE h.number BETWEEN ${range.fromBlock} AND ${range.toBlock}
+      AND h.canonical IS DISTINCT FROM EXISTS (SELECT 1 FROM token_transfers t WHERE t.block_hash = h.hash)`.execute(trx);
 }

@@ -1,0 +1,38 @@
+import { RetryableError } from '../common/errors.ts';
+
+/** SQLSTATEs after which the same transaction, tried again, can succeed. */
+const TRANSIENT_STATES: Record<string, string> = {
+  '40001': 'a serialization failure',
+  '40P01': 'a deadlock with another writer',
+  '57P01': 'the server shutting down (admin shutdown)',
+  '57P02': 'the server crashing',
+  '57P03': 'the server not accepting connections yet',
+  '53300': 'too many connections',
+};
+
+const TRANSIENT_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/**
+ * A PostgreSQL failure that a retry can get past (a deadlock, a restart, a dropped connection) becomes a
+ * RetryableError that says what happened; anything else is returned unchanged.
+ */
+export function classifyPgError(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  const message = e?.message ?? String(err);
+  const state = e?.code && TRANSIENT_STATES[e.code];
+  if (state) return new RetryableError(`PostgreSQL reported ${state} (${e.code}); trying the page again`, undefined, { cause: err });
+  if ((e?.code && TRANSIENT_NETWORK.has(e.code)) || (e?.code?.startsWith('08') ?? false) || /Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)) {
+    return new RetryableError(`lost the connection to PostgreSQL (${e?.code ?? message}); reconnecting and trying the page again`, undefined, { cause: err });
+  }
+  return err;
+}
+
+/** Whether an error means the connection it came from is no longer usable. */
+export function brokenConnection(err: unknown): boolean {
+  const cause = (err as { cause?: unknown })?.cause ?? err;
+  const e = cause as { code?: string; message?: string };
+  return Boolean(
+    (e?.code && (TRANSIENT_NETWORK.has(e.code) || e.code.startsWith('08') || e.code.startsWith('57P'))) ||
+      /Connection terminated|connection is closed|connection error/i.test(e?.message ?? ''),
+  );
+}
