@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { PageKeyRejectedError } from '../source/errors.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
+import { ChainDataError } from './errors.ts';
 import { withRetry } from '../source/retry.ts';
 import { loadPage, type MergeCounts } from '../warehouse/load-page.ts';
 import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
@@ -50,6 +51,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   // every block above `frontier` is committed whole
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let client: pg.PoolClient | undefined;
+  // a key the API gives twice would loop forever
+  const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   try {
     for (;;) {
       if (task.signal?.aborted) return;
@@ -112,6 +115,13 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       await events.onPage(counts, frontier - newFrontier, page);
       frontier = newFrontier;
       if (done) return;
+      if (keysSeen.has(page.nextPageKey!)) {
+        throw new ChainDataError(
+          `The API answered contract ${task.contract}, blocks ${chunk.fromBlock}–${chunk.toBlock}, with a nextPageKey it had ` +
+            'already given, which would page forever. The pages committed so far are kept; run again later, and report it to the API provider if it persists.',
+        );
+      }
+      keysSeen.add(page.nextPageKey!);
       pageKey = page.nextPageKey;
     }
   } finally {
