@@ -155,3 +155,33 @@ describe('a backfill killed mid-range', () => {
     }
   });
 });
+
+describe('erc20-etl status', () => {
+  it('shows per contract the blocks covered, gaps, rows, the last run and the lag', async () => {
+    const target = await migratedWarehouse('cli_status');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: api() };
+      const [a] = contracts();
+      for (const [from, to] of [['500', '600'], ['700', '799']]) {
+        const r = await runCli(['backfill', '--contract', a!, '--from', from!, '--to', to!], { env });
+        expect(r.code, r.stderr).toBe(0);
+      }
+      const r = await runCli(['status'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      const rows = dataset.transfers.filter((t) => t.contractAddress === a && ((t.blockNumber >= 500 && t.blockNumber <= 600) || (t.blockNumber >= 700 && t.blockNumber <= 799))).length;
+      expect(r.stdout).toContain(a);
+      expect(r.stdout).toMatch(/covered: +500–600, 700–799/);
+      expect(r.stdout).toMatch(/gaps: +601–699/);
+      expect(r.stdout).toMatch(new RegExp(`rows: +${rows}\\b`));
+      expect(r.stdout).toMatch(/last run: +#2 backfill-[0-9a-f]{8} succeeded/);
+      expect(r.stdout).toMatch(/lag: +100 blocks behind the head \(899\)/);
+      expect(r.stdout).not.toContain(SECRET_PROJECT);
+      const json = await runCli(['status', '--json'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+      const parsed = JSON.parse(json.stdout) as { head: number | null; contracts: { contract: string; rows: number }[] };
+      expect(parsed.head).toBeNull();
+      expect(parsed.contracts).toEqual([expect.objectContaining({ contract: a, rows })]);
+    } finally {
+      await target.drop();
+    }
+  });
+});
