@@ -5,7 +5,7 @@ import { toErigonHeader, type HeaderJson } from '../eth/header-fields.ts';
 import { isHexData, isHexQuantity } from '../eth/hex.ts';
 import { readJsonl } from './jsonl.ts';
 import { DATASET_FILES, type Dataset, type TokenRecord, type TransferRecord } from './types.ts';
-import { checkAddress, checkHash, checkIndex, checkIsoTimestamp, checkUint256Text, show } from './validate.ts';
+import { checkAddress, show, TRANSFER_FIELD_CHECKS } from './validate.ts';
 
 /** A dataset folder that cannot be served: lists every problem found (up to a limit), each with file and line. */
 export class DatasetError extends ConfigError {
@@ -65,20 +65,8 @@ export async function readDataset(dir: string): Promise<Dataset> {
   for await (const { line, value } of readJsonl(join(dir, DATASET_FILES.transfers))) {
     const where = `${DATASET_FILES.transfers} line ${line}`;
     const t = asObject(value);
-    const checks: [keyof TransferRecord, (v: unknown) => string | undefined][] = [
-      ['contractAddress', checkAddress],
-      ['fromAddress', checkAddress],
-      ['toAddress', checkAddress],
-      ['value', checkUint256Text],
-      ['blockHash', checkHash],
-      ['blockNumber', checkIndex],
-      ['blockTimestamp', checkIsoTimestamp],
-      ['transactionHash', checkHash],
-      ['transactionIndex', checkIndex],
-      ['logIndex', checkIndex],
-    ];
     let ok = true;
-    for (const [key, check] of checks) {
+    for (const [key, check] of TRANSFER_FIELD_CHECKS) {
       const problem = check(t[key]);
       if (problem) {
         note(`${where}: field ${key}: ${problem}`);

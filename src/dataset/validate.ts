@@ -1,3 +1,5 @@
+import type { TransferRecord } from './types.ts';
+
 /**
  * Field checks shared by everything that reads transfers or token metadata: the dataset reader, the
  * reference server's ingest and (later) the exporter's page validation. Each returns an error text or
@@ -48,3 +50,17 @@ export function show(value: unknown): string {
   const text = typeof value === 'bigint' ? value.toString() : JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
+
+/** Every field of a transfer with its check, in dataset order: what a dataset line and an API row must satisfy. */
+export const TRANSFER_FIELD_CHECKS = [
+  ['contractAddress', checkAddress],
+  ['fromAddress', checkAddress],
+  ['toAddress', checkAddress],
+  ['value', checkUint256Text],
+  ['blockHash', checkHash],
+  ['blockNumber', checkIndex],
+  ['blockTimestamp', checkIsoTimestamp],
+  ['transactionHash', checkHash],
+  ['transactionIndex', checkIndex],
+  ['logIndex', checkIndex],
+] as const satisfies readonly (readonly [keyof TransferRecord, (value: unknown) => string | undefined])[];
