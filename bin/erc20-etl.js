@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so a fresh `npm ci` is all a clone needs.
-import { register } from 'tsx/esm/api';
-
-register();
-// The command line may hold a credential (`--api-url https://…/<project-id>`): keep it out of the process
-// title that `ps` and /proc show to every user of the machine.
+// The command line may hold a credential (`--api-url https://…/<project-id>`): take it out of the process
+// title that `ps` and /proc show to every user of the machine, first thing, before loading anything.
 process.title = 'erc20-etl';
+
+// Runs the TypeScript sources directly through tsx, so a fresh `npm ci` is all a clone needs.
+const { register } = await import('tsx/esm/api');
+register();
 const { main } = await import('../src/cli/main.ts');
 process.exitCode = await main(process.argv);

@@ -77,7 +77,7 @@ export function registerExportCommands(program: Command): void {
       .description('per contract: blocks covered, gaps, open ranges, rows, last run; and the lag behind the head when CHAIN_API_URL is set')
       .argument('[job-file]', 'limit to the contracts of this job')
       .option('--json', 'one JSON document instead of a table'),
-    false,
+    true,
   ).action(async (file: string | undefined, flags: ConnectionFlags & { json?: boolean }) => {
     const job = file ? await loadJobFile(file) : undefined;
     const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });

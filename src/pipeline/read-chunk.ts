@@ -51,6 +51,10 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   // every block above `frontier` is committed whole
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let client: pg.PoolClient | undefined;
+  let broken = false;
+  const noteBroken = () => {
+    broken = true;
+  };
   // a key the API gives twice would loop forever
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   try {
@@ -88,15 +92,21 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       // a deadlock with another job, or PostgreSQL restarting, costs a retry of this page, not the run
       const counts = await withRetry(
         async () => {
-          client ??= await deps.warehouse.pool.connect().catch((err: unknown) => {
-            throw classifyPgError(err);
-          });
+          if (!client) {
+            client = await deps.warehouse.pool.connect().catch((err: unknown) => {
+              throw classifyPgError(err);
+            });
+            // held between pages while the API answers: without a listener a dropped connection crashes the process
+            client.on('error', noteBroken);
+          }
           try {
             return await loadPage(client, load);
           } catch (err) {
-            if (brokenConnection(err)) {
+            if (brokenConnection(err) || broken) {
+              client.removeListener('error', noteBroken);
               client.release(err as Error);
               client = undefined;
+              broken = false;
             }
             throw classifyPgError(err);
           }
@@ -125,6 +135,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       pageKey = page.nextPageKey;
     }
   } finally {
-    client?.release();
+    client?.removeListener('error', noteBroken);
+    client?.release(broken ? new Error('connection lost') : undefined);
   }
 }

@@ -6,13 +6,15 @@ import type { JobConfig } from '../config/job-schema.ts';
 import type { SourceCounters } from '../source/counters.ts';
 import type { ApiEndpoint } from '../source/api-url.ts';
 import type { Warehouse } from '../warehouse/db.ts';
-import { tryJobLock } from '../warehouse/job-lock.ts';
+import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
 import { emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
 import { saveToken } from '../warehouse/tokens.ts';
 import { enrichRanges, type HeaderSource } from './enrich.ts';
 import { JobLockedError } from './errors.ts';
+import { EtlError, FatalError } from '../common/errors.ts';
+import { classifyPgError } from '../warehouse/pg-errors.ts';
 import { resolveHead } from './head.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
@@ -92,8 +94,10 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       await setRunSpan(warehouse.db, runId, Math.min(...ranges.map((r) => r.fromBlock)), Math.max(...ranges.map((r) => r.toBlock)));
     }
 
-    await readRanges(deps, job, runId, ranges, totals);
+    await readRanges(deps, job, runId, ranges, totals, lock);
+    await lock.ensure();
     totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
+    await lock.ensure();
     const reconciled = await reconcileRanges(warehouse.db, ranges, runId);
     const summaries: RangeSummary[] = ranges.map((r) => ({
       contract: r.contract,
@@ -108,7 +112,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const ms = deps.clock.now() - started;
     logger.info({ msg: 'run finished', job: job.name, run: runId, ...totals, ms });
     return { runId, job: job.name, head, ranges: summaries, totals, ms };
-  } catch (err) {
+  } catch (caught) {
+    const err = explain(caught);
     const message = deps.endpoint.redact(err instanceof Error ? err.message : String(err));
     if (runId !== undefined) {
       flush();
@@ -123,10 +128,11 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
   }
 }
 
-async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string, ranges: RangeState[], totals: RunTotals) {
+async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string, ranges: RangeState[], totals: RunTotals, lock: JobLock) {
   const limit = pLimit(job.concurrency);
-  // the first chunk that fails stops the others after their current page
+  // the first chunk that fails stops the others after their current page; so does losing the job's lock
   const stop = new AbortController();
+  lock.onLost((err) => stop.abort(err));
   const tokensSaved = new Set<string>();
   for (const range of ranges) {
     const span = range.toBlock - range.fromBlock + 1;
@@ -170,6 +176,7 @@ async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string
   const results = await Promise.allSettled(tasks);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+  if (stop.signal.aborted) throw stop.signal.reason;
 }
 
 /** The highest block this job has covered, per contract (from the coverage ledger). */
@@ -179,4 +186,16 @@ async function lastCoveredBlocks(deps: RunDeps, job: string, contracts: readonly
     WHERE job = ${job} AND contract_address = ANY(${contracts as string[]})
     GROUP BY contract_address`.execute(deps.warehouse.db);
   return new Map(rows.map((r) => [r.contract_address, Number(r.to_block)]));
+}
+
+/** A raw PostgreSQL error (outside the page loads, which retry their own) becomes one that says what happened. */
+function explain(err: unknown): unknown {
+  if (err instanceof EtlError) return err;
+  const e = err as { code?: string; message?: string; severity?: string };
+  const classified = classifyPgError(err);
+  if (classified !== err || (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))) {
+    const what = classified instanceof Error && classified !== err ? classified.message : `${e.message} (SQLSTATE ${e.code})`;
+    return new FatalError(`PostgreSQL failed during the run: ${what}. Everything committed is kept; run the job again to finish it.`, { cause: err });
+  }
+  return err;
 }

@@ -35,18 +35,22 @@ export async function migrateToLatest(
   dir = MIGRATIONS_DIR,
 ): Promise<{ applied: string[]; alreadyApplied: number }> {
   const client = await warehouse.pool.connect();
+  const onError = () => undefined; // a dropped connection surfaces as the migration's own error
+  client.on('error', onError);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
     const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(dir) });
     const before = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).length;
     const result: MigrationResultSet = await migrator.migrateToLatest();
     if (result.error) {
-      const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'a migration';
-      throw new FatalError(`Migration ${failed} failed: ${(result.error as Error).message}. Nothing of it was applied; fix the cause and run \`erc20-etl migrate\` again.`, { cause: result.error });
+      const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+      const what = failed ? `Migration ${failed} failed` : 'Migrating failed';
+      throw new FatalError(`${what}: ${(result.error as Error).message}. Nothing of it was applied; fix the cause (e.g. run it as the role that owns the tables) and run \`erc20-etl migrate\` again.`, { cause: result.error });
     }
     return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), alreadyApplied: before };
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]).catch(() => undefined);
+    client.removeListener('error', onError);
     client.release();
   }
 }

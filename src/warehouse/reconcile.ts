@@ -21,6 +21,14 @@ export async function reconcileRanges(
   return db.transaction().execute(async (trx) => {
     const results = new Map<string, ReconcileResult>();
     for (const range of ranges) {
+      // claim the range first: a range another run already closed is never reconciled twice
+      const claimed = await trx
+        .updateTable('export_ranges')
+        .set({ status: 'complete', completed_at: sql`now()` })
+        .where('id', '=', range.id)
+        .where('status', '=', 'open')
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 0) continue;
       const moved = await sql<{ removed: number }>`
         WITH gone AS (
           DELETE FROM token_transfers t
@@ -49,7 +57,6 @@ export async function reconcileRanges(
         .insertInto('export_coverage')
         .values({ job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
         .execute();
-      await trx.updateTable('export_ranges').set({ status: 'complete', completed_at: sql`now()` }).where('id', '=', range.id).execute();
       await trx.deleteFrom('export_seen').where('range_id', '=', range.id).execute();
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
       results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });
