@@ -3,6 +3,8 @@ import { once } from 'node:events';
 import type { Logger } from 'pino';
 import { headerLine, tokenLine, transferLine } from '../dataset/write.ts';
 import type { ChainStore } from './chain-store.ts';
+import { parseCorruptionOrder } from './corruption.ts';
+import type { Corruptor } from './corruptor.ts';
 import { readBody, sendJson } from './http-io.ts';
 import { reorgDataset } from './reorg.ts';
 import type { StatsCounter } from './stats.ts';
@@ -13,11 +15,12 @@ export interface ControlContext {
   logger: Logger;
   config: { seed: number };
   reorgs: { count: number };
+  corruptor: Corruptor;
 }
 
 /**
  * The control plane, outside any project id: health, counters, the contracts that have transfers, the
- * canonical chain as a dataset (`/__truth/*.jsonl`), and reorgs on demand.
+ * canonical chain as a dataset (`/__truth/*.jsonl`), reorgs and bad data (`/__control/corrupt`) on demand.
  */
 export async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, ctx: ControlContext) {
   const route = `${req.method} ${path}`;
@@ -39,6 +42,13 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
       return streamLines(res, ctx.chain.truth().tokens, tokenLine);
     case 'POST /__control/reorg':
       return reorg(req, res, ctx);
+    case 'POST /__control/corrupt':
+      return corrupt(req, res, ctx);
+    case 'POST /__control/corrupt/clear':
+      ctx.corruptor.clear();
+      return sendJson(res, 200, ctx.corruptor.snapshot());
+    case 'GET /__control/corrupt':
+      return sendJson(res, 200, ctx.corruptor.snapshot());
     default:
       return sendJson(res, 404, { error: { code: 'not_found', message: `no such control endpoint: ${route}` } });
   }
@@ -65,6 +75,21 @@ async function reorg(req: IncomingMessage, res: ServerResponse, ctx: ControlCont
   const summary = { depth, forkBlock, head: ctx.chain.head(), orphanedHeaders: orphaned.map((h) => h.hash) };
   ctx.logger.info({ msg: 'reorg', depth, forkBlock, head: summary.head });
   return sendJson(res, 200, summary);
+}
+
+/** Arms (or, with `{"kind": "none"}`, clears) the bad data the next answers carry. */
+async function corrupt(req: IncomingMessage, res: ServerResponse, ctx: ControlContext) {
+  let body: unknown;
+  try {
+    body = JSON.parse((await readBody(req)) || '{}');
+  } catch {
+    body = undefined;
+  }
+  const parsed = parseCorruptionOrder(body);
+  if ('error' in parsed) return sendJson(res, 400, { error: { code: 'invalid_params', message: parsed.error } });
+  ctx.corruptor.arm(parsed.order);
+  ctx.logger.info({ msg: 'corruption armed', ...(parsed.order ?? { kind: 'none' }) });
+  return sendJson(res, 200, ctx.corruptor.snapshot());
 }
 
 /** Writes one line per item, turning items into text a chunk at a time, so a large truth never sits in memory as text. */

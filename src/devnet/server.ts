@@ -11,6 +11,8 @@ import { handleRpcBody } from './rpc-handler.ts';
 import { createStats } from './stats.ts';
 import { handleTransfers } from './transfers-handler.ts';
 import { handleControl } from './control.ts';
+import { createCorruptor } from './corruptor.ts';
+import { sendCorrupted } from './corrupt-send.ts';
 
 export interface DevnetConfig {
   host: string;
@@ -56,12 +58,13 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
   const used = new Map<string, number>();
   const pageKeySecret = `erc20-etl devnet ${config.chainId}`;
   const reorgs = { count: 0 };
+  const corruptor = createCorruptor({ chain, stats, pageKeySecret });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://devnet');
     const path = url.pathname;
     if (path === '/healthz' || path.startsWith('/__')) {
-      return handleControl(req, res, path, { chain, stats, logger, config, reorgs });
+      return handleControl(req, res, path, { chain, stats, logger, config, reorgs, corruptor });
     }
     const transfers = TRANSFERS_PATH.exec(path);
     const rpc = transfers ? null : RPC_PATH.exec(path);
@@ -120,7 +123,7 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
         res.writeHead(200).end();
         return;
       }
-      return sendJson(res, outcome.status, outcome.body, {}, cut);
+      return sendJson(res, outcome.status, corruptor.rpcAnswer(body, outcome.body), {}, cut);
     }
     const outcome = handleTransfers(url.searchParams, chain, {
       now: clock.now(),
@@ -131,6 +134,8 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
       stats.countError(outcome.status);
       return sendJson(res, outcome.status, { error: { code: outcome.code, message: outcome.message } });
     }
+    const corrupted = corruptor.transfers(url.searchParams, outcome.body);
+    if (corrupted) return sendCorrupted(res, corrupted, cut);
     return sendJson(res, 200, outcome.body, {}, cut);
   }
 

@@ -54,7 +54,7 @@ async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string 
     for (const m of pending) {
       const raw = answers.get(m.hash);
       if (raw === null || raw === undefined) notFound.push(m);
-      else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp }));
+      else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }));
     }
     for (const c of checked) {
       if (!c.hashVerified) deps.logger.warn({ msg: 'header kept unverified: it has fields this tool cannot hash', job: scope.job, block: Number(BigInt(c.header.number!)), fields: Object.keys(c.extra ?? {}) });

@@ -10,6 +10,7 @@ import {
   parseApiError,
   parseRetryAfter,
   RetryableHttpStatusError,
+  UnparsableBodyError,
   type RequestTarget,
 } from './errors.ts';
 
@@ -104,5 +105,18 @@ describe('BadResponseError', () => {
     expect(err.message).toContain('a malformed page (25 problems):\n  problem 0\n');
     expect(err.message).toContain('problem 19\n  … and 5 more');
     expect(err.message).not.toContain('problem 20');
+  });
+});
+
+describe('UnparsableBodyError', () => {
+  it('is retryable, names the request, and calls a text/html answer an error page of a proxy', () => {
+    const html = new UnparsableBodyError(target, "Unexpected token '<'", '<!DOCTYPE html><title>502 Bad Gateway</title>', 'text/html; charset=utf-8');
+    expect(html).toBeInstanceOf(RetryableError);
+    expect(html.message).toMatch(/\(contract 0xa0, blocks 1–9\): HTTP 200 with a text\/html body that is not JSON \(Unexpected token '<'\), starting "<!DOCTYPE html>/);
+    expect(html.message).toMatch(/an error page, probably from a proxy or gateway in front of the API$/);
+    expect(html.message).not.toContain('proj-SECRET-123');
+    const cut = new UnparsableBodyError(target, 'Unexpected end of JSON input', '{"count":3,', 'application/json');
+    expect(cut.message).toContain('HTTP 200 with a body that is not JSON (Unexpected end of JSON input), starting "{\\"count\\":3,"');
+    expect(cut.message).not.toContain('error page');
   });
 });

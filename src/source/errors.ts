@@ -212,11 +212,22 @@ export class TlsError extends FatalError {
   }
 }
 
-/** A 200 whose body is not JSON (cut short, or an HTML page from a proxy). Retryable: truncations pass. */
+/**
+ * A 200 whose body is not JSON (cut short, or an HTML page from a proxy). Retryable: truncations and
+ * gateway error pages pass. The message names the content type when it is not JSON.
+ *
+ * @example new UnparsableBodyError(target, 'Unexpected token <', '<!DOCTYPE html>…', 'text/html; charset=utf-8')
+ * // → 'GET …/<redacted>/builder/getTokenTransfers?… (contract 0x…, blocks 1–9): HTTP 200 with a text/html body that is not JSON (…), starting "<!DOCTYPE html>…": an error page, …'
+ */
 export class UnparsableBodyError extends RetryableError {
-  constructor(target: RequestTarget, detail: string, start: string) {
+  constructor(target: RequestTarget, detail: string, start: string, contentType?: string) {
+    const type = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+    const what = type && !type.includes('json') ? `a ${type} body` : 'a body';
+    const hint = type.includes('html') ? ': an error page, probably from a proxy or gateway in front of the API' : '';
     super(
-      target.endpoint.redact(`${describeTarget(target)}: HTTP 200 with a body that is not JSON (${detail}), starting ${JSON.stringify(start.slice(0, 60))}`),
+      target.endpoint.redact(
+        `${describeTarget(target)}: HTTP 200 with ${what} that is not JSON (${detail}), starting ${JSON.stringify(start.slice(0, 60))}${hint}`,
+      ),
     );
   }
 }

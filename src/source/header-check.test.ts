@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import { BadResponseError } from './errors.ts';
-import { checkHeader } from './header-check.ts';
+import { checkHeader, type ExpectedHeader } from './header-check.ts';
 
 const headers = readFileSync(`${FIXTURE_DIR}/headers.jsonl`, 'utf8')
   .split('\n')
@@ -15,7 +15,7 @@ function expectedOf(h: HeaderJson) {
   return { hash: h.hash, number: Number(BigInt(h.number!)), timestamp: new Date(Number(BigInt(h.timestamp!)) * 1000).toISOString() };
 }
 
-function problemsOf(raw: unknown, expected: { hash: string; number: number; timestamp: string }): string[] {
+function problemsOf(raw: unknown, expected: ExpectedHeader): string[] {
   try {
     checkHeader(raw, expected);
   } catch (err) {
@@ -42,6 +42,12 @@ describe('checkHeader', () => {
     const [problem] = problemsOf(changed, expectedOf(cancun));
     expect(problem).toContain(`block ${expectedOf(cancun).number} (${cancun.hash}), header: keccak256 of its RLP fields is 0x`);
     expect(problem).toContain('a field was altered');
+  });
+
+  it('names the contracts whose transfers point at the block, when given', () => {
+    const contract = `0x${'ab'.repeat(20)}`;
+    const [problem] = problemsOf({ ...cancun, gasUsed: '0x1' }, { ...expectedOf(cancun), contracts: [contract] });
+    expect(problem).toMatch(new RegExp(`^contract ${contract}, block ${expectedOf(cancun).number} \\(${cancun.hash}\\), header: keccak256`));
   });
 
   it('fails a header that is not the one asked for, or does not match the transfers', () => {

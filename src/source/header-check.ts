@@ -20,6 +20,8 @@ export interface ExpectedHeader {
   number: number;
   /** ISO 8601 UTC, as in the transfers. */
   timestamp: string;
+  /** The contracts whose transfers point at the block, named in messages when given. */
+  contracts?: readonly string[];
 }
 
 const FIXED_BYTES: Partial<Record<FieldKind, number>> = { hash: 32, address: 20, bloom: 256, nonce: 8 };
@@ -28,15 +30,17 @@ const FORK_KEY_SET = new Set<string>(FORK_KEYS);
 /**
  * Checks a header from `erigon_getHeaderByHash` against the block the transfers named: every field's
  * shape, the hash asked for, the number and timestamp of the transfers, and keccak256(RLP) = hash.
- * Throws one BadResponseError naming the block and every bad field. When the header carries unknown keys
- * (possibly consensus fields this tool cannot encode) a hash mismatch is tolerated: `hashVerified: false`.
+ * Throws one BadResponseError naming the block (and the contracts, when `expected` lists them) and every
+ * bad field. When the header carries unknown keys (possibly consensus fields this tool cannot encode) a hash
+ * mismatch is tolerated: `hashVerified: false`.
  *
  * @example
  * checkHeader(raw, { hash: '0xd4e5…8fa3', number: 0, timestamp: '1970-01-01T00:00:00.000Z' })
  * // → { header: { number: '0x0', hash: '0xd4e5…8fa3', baseFeePerGas: null, … }, extra: null, hashVerified: true }
  */
 export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHeader {
-  const block = `block ${expected.number} (${expected.hash})`;
+  const contracts = expected.contracts?.length ? `contract${expected.contracts.length > 1 ? 's' : ''} ${expected.contracts.join(', ')}, ` : '';
+  const block = `${contracts}block ${expected.number} (${expected.hash})`;
   const summary = `erigon_getHeaderByHash answered a bad header for ${block}`;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new BadResponseError(summary, [`${block}, header: expected a JSON object, got ${show(raw)}`]);

@@ -92,7 +92,8 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
     connections: config.connections,
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
-    connect: { timeout: config.timeoutMs },
+    // always verify certificates, whatever NODE_TLS_REJECT_UNAUTHORIZED says
+    connect: { timeout: config.timeoutMs, rejectUnauthorized: true },
   });
   const limiter = createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
 
@@ -114,7 +115,7 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
         signal: controller.signal,
       });
       const text = await readCapped(res.body, res.headers['content-length'], target);
-      return interpret(target, res.statusCode, res.headers['retry-after'], text);
+      return interpret(target, res.statusCode, res.headers, text);
     } catch (err) {
       throw classify(err, target, controller.signal.aborted);
     } finally {
@@ -145,7 +146,7 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
     return Buffer.concat(chunks, size).toString('utf8');
   }
 
-  function interpret(target: RequestTarget, status: number, retryAfter: string | string[] | undefined, text: string): unknown {
+  function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, text: string): unknown {
     let json: unknown;
     let parseError: string | undefined;
     try {
@@ -156,7 +157,8 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
     if (status >= 200 && status < 300) {
       if (parseError === undefined) return json;
       countError(counters, 'bad-body');
-      throw new UnparsableBodyError(target, parseError, text);
+      const type = headers['content-type'];
+      throw new UnparsableBodyError(target, parseError, text, Array.isArray(type) ? type[0] : type);
     }
     countError(counters, status);
     if (status === 429) counters.rateLimited++;
@@ -165,7 +167,7 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
       status,
       apiCode: api.code,
       apiMessage: api.message ?? (parseError === undefined || text.length === 0 ? undefined : text.slice(0, 200)),
-      retryAfterMs: parseRetryAfter(retryAfter, clock.now()),
+      retryAfterMs: parseRetryAfter(headers['retry-after'], clock.now()),
     });
   }
 

@@ -1,5 +1,7 @@
+import type { TransferRecord } from '../dataset/types.ts';
 import { HttpStatusError, PageKeyRejectedError } from './errors.ts';
 import type { HttpClient } from './http-client.ts';
+import { continuePage } from './page-continuity.ts';
 import { parseTransfersPage, type TransfersPage } from './transfers-page.ts';
 
 export interface TransfersPageRequest {
@@ -17,15 +19,22 @@ export interface TransfersClient {
   fetchPage(request: TransfersPageRequest): Promise<TransfersPage>;
 }
 
+/** Page keys remembered with the last row of the page that gave them; the oldest go first past this. */
+const REMEMBERED_KEYS = 1024;
+
 /**
  * `getTokenTransfers`, one validated page at a time. A 400 about the `pageKey` (unknown or expired)
- * becomes `PageKeyRejectedError`.
+ * becomes `PageKeyRejectedError`. A page fetched with a `nextPageKey` this client received is checked
+ * against the last row of the page that gave the key (`continuePage`): an identical repeat of that row is
+ * dropped, the same transfer in the same block with other fields is a BadResponseError.
  *
  * @example
  * const page = await createTransfersClient({ http }).fetchPage({ contract: usdc, fromBlock: 17000000, toBlock: 17000100, pageSize: 1000 });
  * // GET {base}/builder/getTokenTransfers?contractAddress=0xa0b8…&fromBlock=17000000&toBlock=17000100&pageSize=1000
  */
 export function createTransfersClient({ http }: { http: HttpClient }): TransfersClient {
+  // next page key → the last row of the page that gave it (bounded: a chunk that stops leaves one behind)
+  const lastRows = new Map<string, TransferRecord>();
   return {
     async fetchPage(request) {
       const params = new URLSearchParams({
@@ -42,7 +51,16 @@ export function createTransfersClient({ http }: { http: HttpClient }): Transfers
       } catch (err) {
         throw pageKeyRejection(err, request) ?? err;
       }
-      return parseTransfersPage(body, request);
+      const previous = request.pageKey === undefined ? undefined : lastRows.get(request.pageKey);
+      const page = continuePage(previous, parseTransfersPage(body, request), request);
+      if (request.pageKey !== undefined) lastRows.delete(request.pageKey);
+      const last = page.transfers.at(-1) ?? previous;
+      if (page.nextPageKey !== undefined && last) {
+        lastRows.delete(page.nextPageKey);
+        lastRows.set(page.nextPageKey, last);
+        if (lastRows.size > REMEMBERED_KEYS) lastRows.delete(lastRows.keys().next().value!);
+      }
+      return page;
     },
   };
 }

@@ -147,7 +147,10 @@ describe('parseTransfersPage', () => {
 
   it('refuses a count that is not the number of rows', () => {
     expect(problemsOf(body({ count: 4 }))).toEqual([
-      `contract ${USDC}, blocks 17000000–17000100, count: expected the number of rows in tokenTransfers (3), got 4`,
+      `contract ${USDC}, blocks 17000000–17000100 (this page: blocks 17000000–17000002), count: expected the number of rows in tokenTransfers (3), got 4`,
+    ]);
+    expect(problemsOf(body({ tokenTransfers: [], count: 1 }))).toEqual([
+      `contract ${USDC}, blocks 17000000–17000100, count: expected the number of rows in tokenTransfers (0), got 1`,
     ]);
     expect(problemsOf(body({ count: '3' }))[0]).toContain('count: expected a non-negative integer, got "3"');
   });
@@ -167,11 +170,25 @@ describe('parseTransfersPage', () => {
     expect(problemsOf(logAscending)).toEqual([expect.stringContaining('got block 17000002 log 5 after block 17000002 log 1')]);
   });
 
-  it('refuses the same (transactionHash, logIndex) twice in a page', () => {
+  it('keeps a row served twice in a row, identically, once, with a warning naming contract, block and row', () => {
     const twice = row(17_000_002, 5);
-    const problems = problemsOf(body({ tokenTransfers: [twice, { ...twice }], count: 2 }));
-    expect(problems).toContain(
+    const page = parseTransfersPage(body({ tokenTransfers: [twice, { ...twice }, row(17_000_000, 4)], count: 3 }), QUERY);
+    expect(page.transfers).toEqual([{ contractAddress: USDC, ...twice }, { contractAddress: USDC, ...row(17_000_000, 4) }]);
+    expect(page.count).toBe(2);
+    expect(page.warnings).toEqual([
+      `contract ${USDC}, block 17000002, tokenTransfers[1]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0], served twice; kept once`,
+    ]);
+  });
+
+  it('refuses the same (transactionHash, logIndex) twice in a page with other fields, or not next to each other', () => {
+    const twice = row(17_000_002, 5);
+    const conflicting = problemsOf(body({ tokenTransfers: [twice, { ...twice, value: '7' }], count: 2 }));
+    expect(conflicting).toContain(
       `contract ${USDC}, block 17000002, tokenTransfers[1]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0]`,
+    );
+    const apart = problemsOf(body({ tokenTransfers: [twice, row(17_000_002, 1), { ...twice }], count: 3 }));
+    expect(apart).toContain(
+      `contract ${USDC}, block 17000002, tokenTransfers[2]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0]`,
     );
   });
 

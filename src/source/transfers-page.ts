@@ -1,4 +1,4 @@
-import type { TransferRecord } from '../dataset/types.ts';
+import { TRANSFER_KEYS, type TransferRecord } from '../dataset/types.ts';
 import { checkAddress, checkHash, checkIndex, checkIsoTimestamp, checkUint256Text, show } from '../dataset/validate.ts';
 import { BadResponseError, describeContext } from './errors.ts';
 
@@ -47,7 +47,8 @@ const ROW_FIELDS: readonly (readonly [Exclude<keyof TransferRecord, 'contractAdd
  * Validates a `getTokenTransfers` body field by field against the query it answers, collecting every
  * problem, and throws one `BadResponseError` listing them all (each naming contract, block and field).
  * Tolerates `contractSymbols`, `nextPageKey` null or `""`, decimals as a number or unreadable text (null,
- * with a warning), and unknown extra keys.
+ * with a warning), unknown extra keys, and a row served twice in a row with the same fields (kept once, with
+ * a warning); the same transfer twice with other fields, or apart, is a problem.
  *
  * @example
  * parseTransfersPage(body, { contract: '0xa0b8…', fromBlock: 17000000, toBlock: 17000100 })
@@ -90,19 +91,30 @@ export function parseTransfersPage(body: unknown, query: TransfersPageQuery): Tr
     fail(range, 'tokenTransfers', `expected an array, got ${show(rows)}`);
   } else {
     const countProblem = checkIndex(page.count);
-    if (countProblem) fail(range, 'count', countProblem);
-    else if (page.count !== rows.length) fail(range, 'count', `expected the number of rows in tokenTransfers (${rows.length}), got ${page.count}`);
-    checkRows(rows, { ...query, contract }, range, problems, transfers);
+    const where = `${range}${pageBlocks(rows)}`;
+    if (countProblem) fail(where, 'count', countProblem);
+    else if (page.count !== rows.length) fail(where, 'count', `expected the number of rows in tokenTransfers (${rows.length}), got ${page.count}`);
+    checkRows(rows, { ...query, contract }, range, problems, warnings, transfers);
   }
 
   if (problems.length) throw new BadResponseError(summary, problems);
   return { token, count: transfers.length, nextPageKey, transfers, warnings };
 }
 
-function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, problems: string[], out: TransferRecord[]): void {
+/** ` (this page: blocks 7–9)` from the rows' readable block numbers, or `''`. */
+function pageBlocks(rows: unknown[]): string {
+  const numbers = rows
+    .map((r) => (r !== null && typeof r === 'object' ? (r as Record<string, unknown>).blockNumber : undefined))
+    .filter((n): n is number => checkIndex(n) === undefined);
+  if (!numbers.length) return '';
+  const [low, high] = [Math.min(...numbers), Math.max(...numbers)];
+  return ` (this page: ${low === high ? `block ${low}` : `blocks ${low}–${high}`})`;
+}
+
+function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, problems: string[], warnings: string[], out: TransferRecord[]): void {
   const seen = new Map<string, number>();
   const blocks = new Map<number, { hash: unknown; timestamp: unknown; index: number }>();
-  let previous: { blockNumber: number; logIndex: number; index: number } | undefined;
+  let previous: { transfer: TransferRecord; index: number } | undefined;
   rows.forEach((row, i) => {
     const at = `tokenTransfers[${i}]`;
     if (row === null || typeof row !== 'object' || Array.isArray(row)) {
@@ -134,15 +146,23 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
       logIndex: r.logIndex as number,
     };
     const { blockNumber, logIndex } = transfer;
+    if (previous && sameTransfer(previous.transfer, transfer)) {
+      // served twice in a row, identical: harmless once merged, so kept once
+      warnings.push(
+        `${where}, ${at}: the same transfer (transactionHash ${transfer.transactionHash}, logIndex ${logIndex}) as tokenTransfers[${previous.index}], served twice; kept once`,
+      );
+      return;
+    }
     if (blockNumber < query.fromBlock || blockNumber > query.toBlock) {
       problems.push(`${where}, ${at}.blockNumber: expected a block from ${query.fromBlock} to ${query.toBlock} (the queried range), got ${blockNumber}`);
     }
-    if (previous && !(blockNumber < previous.blockNumber || (blockNumber === previous.blockNumber && logIndex < previous.logIndex))) {
+    const before = previous?.transfer;
+    if (previous && before && !(blockNumber < before.blockNumber || (blockNumber === before.blockNumber && logIndex < before.logIndex))) {
       problems.push(
-        `${where}, ${at}: expected newest first (blockNumber, then logIndex, descending), got block ${blockNumber} log ${logIndex} after block ${previous.blockNumber} log ${previous.logIndex} at tokenTransfers[${previous.index}]`,
+        `${where}, ${at}: expected newest first (blockNumber, then logIndex, descending), got block ${blockNumber} log ${logIndex} after block ${before.blockNumber} log ${before.logIndex} at tokenTransfers[${previous.index}]`,
       );
     }
-    previous = { blockNumber, logIndex, index: i };
+    previous = { transfer, index: i };
     const key = `${transfer.transactionHash}:${logIndex}`;
     const first = seen.get(key);
     if (first !== undefined) {
@@ -160,6 +180,15 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
     }
     out.push(transfer);
   });
+}
+
+/**
+ * Whether two rows are the same transfer with the same fields: a repeat that merges to nothing.
+ *
+ * @example sameTransfer(row, { ...row }) // → true; sameTransfer(row, { ...row, value: '1' }) // → false (unless it was '1')
+ */
+export function sameTransfer(a: TransferRecord, b: TransferRecord): boolean {
+  return TRANSFER_KEYS.every((key) => a[key] === b[key]);
 }
 
 /** The first of `keys` present; `""`, null or absent are null; any other non-text is a problem. */

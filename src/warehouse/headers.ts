@@ -10,6 +10,8 @@ export interface MissingHeader {
   timestamp: string;
   /** How many different numbers or timestamps the transfers of this hash disagree on (0 when consistent). */
   conflicts: number;
+  /** The contracts whose transfers point at it (named in error messages). */
+  contracts: string[];
 }
 
 /**
@@ -22,17 +24,18 @@ export async function missingHeaders(
 ): Promise<MissingHeader[]> {
   if (!scopes.length) return [];
   const values = sql.join(scopes.map((s) => sql`(${s.contract}::text, ${s.fromBlock}::bigint, ${s.toBlock}::bigint)`));
-  const { rows } = await sql<{ hash: string; number: string; timestamp: string; conflicts: number }>`
+  const { rows } = await sql<{ hash: string; number: string; timestamp: string; conflicts: number; contracts: string[] }>`
     WITH scope (contract_address, from_block, to_block) AS (VALUES ${values})
     SELECT t.block_hash AS hash, min(t.block_number)::text AS number,
            to_char(min(t.block_timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
-           (count(DISTINCT t.block_number) + count(DISTINCT t.block_timestamp) - 2)::int AS conflicts
+           (count(DISTINCT t.block_number) + count(DISTINCT t.block_timestamp) - 2)::int AS conflicts,
+           array_agg(DISTINCT t.contract_address ORDER BY t.contract_address) AS contracts
     FROM scope s
     JOIN token_transfers t ON t.contract_address = s.contract_address AND t.block_number BETWEEN s.from_block AND s.to_block
     WHERE NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.hash = t.block_hash)
     GROUP BY t.block_hash
     ORDER BY 2`.execute(db);
-  return rows.map((r) => ({ hash: r.hash, number: Number(r.number), timestamp: r.timestamp, conflicts: r.conflicts }));
+  return rows.map((r) => ({ hash: r.hash, number: Number(r.number), timestamp: r.timestamp, conflicts: r.conflicts, contracts: r.contracts }));
 }
 
 const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());

@@ -1,0 +1,293 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { HTTP_DEFAULTS } from '../src/cli/exporter.ts';
+import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
+import { CORRUPTION_KINDS, type CorruptionKind, type CorruptionOrder, type ServedCorruption } from '../src/devnet/corruption.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
+
+const OPTIONS = { seed: 21, blocks: 300, tokens: 3, transfers: 3000, startBlock: 100 };
+const FIGURES = new URL('../.data/figures/', import.meta.url);
+
+type Outcome = 'failed' | 'tolerated';
+
+/** What a case knows when it checks the message: the contract it aimed at and what the server damaged. */
+interface Served {
+  contract: string;
+  block: number;
+  field: string;
+}
+
+interface BadDataCase {
+  kind: CorruptionKind;
+  outcome: Outcome;
+  /** What the failure message (thrown, and in export_runs.error) or the logged warning must say. */
+  says: (s: Served) => RegExp;
+  /** Headers are fetched once: a header case first forgets some, so the run has to fetch them again. */
+  forgetHeaders?: boolean;
+}
+
+const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** `contract 0x…, block N, tokenTransfers[i].field: expected …` as parseTransfersPage words a bad field. */
+const badField = (s: Served) => new RegExp(`contract ${s.contract}, block ${s.block}, ${esc(s.field)}: expected`);
+
+const CASES: BadDataCase[] = [
+  { kind: 'bad-address', outcome: 'failed', says: badField },
+  { kind: 'negative-value', outcome: 'failed', says: badField },
+  { kind: 'non-numeric-value', outcome: 'failed', says: badField },
+  { kind: 'overflow-value', outcome: 'failed', says: badField },
+  { kind: 'missing-field', outcome: 'failed', says: (s) => new RegExp(`${badField(s).source} a lower-case 0x hash of 64 hex digits, got nothing`) },
+  { kind: 'bad-timestamp', outcome: 'failed', says: badField },
+  {
+    kind: 'count-mismatch',
+    outcome: 'failed',
+    says: (s) => new RegExp(`contract ${s.contract}, blocks \\d+–\\d+ \\(this page: blocks \\d+–${s.block}\\), count: expected the number of rows in tokenTransfers \\(\\d+\\)`),
+  },
+  {
+    kind: 'duplicate-in-page',
+    outcome: 'tolerated',
+    says: (s) => new RegExp(`contract ${s.contract}, block ${s.block}, ${esc(s.field)}: the same transfer \\(transactionHash 0x[0-9a-f]{64}, logIndex \\d+\\) as tokenTransfers\\[\\d+\\], served twice; kept once`),
+  },
+  {
+    kind: 'duplicate-across-pages',
+    outcome: 'tolerated',
+    says: (s) => new RegExp(`contract ${s.contract}, block ${s.block}, tokenTransfers\\[0\\]: the same transfer \\(transactionHash 0x[0-9a-f]{64}, logIndex \\d+\\) as the last row of the previous page, served twice; kept once`),
+  },
+  {
+    kind: 'conflicting-duplicate',
+    outcome: 'failed',
+    says: (s) => new RegExp(`contract ${s.contract}, block ${s.block}, tokenTransfers\\[0\\]\\.value: the same transfer .* as the last row of the previous page, which said "\\d+", got "\\d+"`),
+  },
+  {
+    kind: 'repeating-page-key',
+    outcome: 'failed',
+    says: (s) => new RegExp(`contract ${s.contract}, blocks \\d+–\\d+, with a nextPageKey it had already given, which would page forever`),
+  },
+  {
+    kind: 'html-200',
+    outcome: 'tolerated',
+    says: (s) => new RegExp(`\\(contract ${s.contract}, blocks \\d+–\\d+\\): HTTP 200 with a text/html body that is not JSON .*an error page`),
+  },
+  {
+    kind: 'huge-body',
+    outcome: 'failed',
+    says: (s) => new RegExp(`\\(contract ${s.contract}, blocks \\d+–\\d+\\): the answer is larger than the response size limit of ${HTTP_DEFAULTS.maxResponseBytes} bytes; reading stopped`),
+  },
+  {
+    kind: 'header-bad-hash',
+    outcome: 'failed',
+    forgetHeaders: true,
+    says: (s) => new RegExp(`block ${s.block} \\(0x[0-9a-f]{64}\\), header: keccak256 of its RLP fields is 0x[0-9a-f]{64}, not the block hash 0x[0-9a-f]{64}: a field was altered`),
+  },
+  {
+    kind: 'header-wrong-number',
+    outcome: 'failed',
+    forgetHeaders: true,
+    says: (s) => new RegExp(`block ${s.block} \\(0x[0-9a-f]{64}\\), header\\.number: expected ${s.block} \\(the block of the transfers\\), got 0x[0-9a-f]+ \\(${s.block + 1}\\)`),
+  },
+];
+
+const key = (t: TransferRecord) => `${t.transactionHash}:${t.logIndex}`;
+
+describe('bad data from the API', () => {
+  let dataset: Dataset;
+  let devnet: RunningDevnet;
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  let truth: TransferRecord[];
+  /** The contract with the most transfers: several pages per chunk, so cross-page kinds apply. */
+  let busiest: string;
+  const figures: {
+    kind: CorruptionKind;
+    outcome: Outcome;
+    message: string;
+    rowsLost: number;
+    rowsExtra: number;
+    rowsChanged: number;
+    runs: number;
+    rssGrowthMb?: number;
+  }[] = [];
+
+  beforeAll(async () => {
+    dataset = generateSyntheticDataset(OPTIONS);
+    devnet = await startDevnet(dataset);
+    target = await migratedWarehouse('bad_data');
+    truth = datasetTransfers(dataset);
+    const counts = new Map<string, number>();
+    for (const t of dataset.transfers) counts.set(t.contractAddress, (counts.get(t.contractAddress) ?? 0) + 1);
+    busiest = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+  });
+  afterAll(async () => {
+    if (figures.length) {
+      await mkdir(FIGURES, { recursive: true });
+      const report = {
+        dataset: OPTIONS,
+        job: { pageSize: 200, concurrency: 2, finality: 1000 },
+        kinds: figures.map((f) => f.kind),
+        outcomes: Object.fromEntries(figures.map((f) => [f.kind, f.outcome])),
+        failed: figures.filter((f) => f.outcome === 'failed').length,
+        tolerated: figures.filter((f) => f.outcome === 'tolerated').length,
+        rowsLost: figures.reduce((a, f) => a + f.rowsLost, 0),
+        rowsDuplicatedOrExtra: figures.reduce((a, f) => a + f.rowsExtra, 0),
+        rowsChanged: figures.reduce((a, f) => a + f.rowsChanged, 0),
+        responseCapBytes: HTTP_DEFAULTS.maxResponseBytes,
+        cases: figures,
+      };
+      await writeFile(new URL('bad-data.json', FIGURES), `${JSON.stringify(report, null, 2)}\n`);
+    }
+    await target?.drop();
+    await devnet?.close();
+  });
+
+  const contracts = () => [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+  // finality above the chain's length: every run re-reads every page of every contract
+  const followHead = () => job('bad-data', contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock })), { pageSize: 200, concurrency: 2, finality: 1000 });
+
+  type Control = { armed: CorruptionOrder | null; served: ServedCorruption[]; error?: { message: string } };
+  /** POSTs to `/__control/<path>`, or GETs `/__control/corrupt` without a body. */
+  const control = async (path: 'corrupt' | 'corrupt/clear', body?: unknown) => {
+    const res = await fetch(`${devnet.origin}/__control/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Control };
+  };
+  const lastRun = () => target.warehouse.db.selectFrom('export_runs').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow();
+  const rowsRewritten = async () =>
+    Number((await sql<{ n: string }>`SELECT count(*)::text AS n FROM token_transfers WHERE updated_by_run <> inserted_by_run`.execute(target.warehouse.db)).rows[0]!.n);
+  const rowsRemoved = async () => (await target.warehouse.db.selectFrom('token_transfers_removed').select('id').execute()).length;
+
+  /** The warehouse against the truth: rows missing, rows that should not be there, rows with other fields. */
+  async function compareWithTruth() {
+    const rows = await warehouseTransfers(target.warehouse);
+    const stored = new Map(rows.map((t) => [key(t), t]));
+    const wanted = new Map(truth.map((t) => [key(t), t]));
+    return {
+      rows,
+      lost: truth.filter((t) => !stored.has(key(t))).length,
+      extra: rows.length - rows.filter((t) => wanted.has(key(t))).length,
+      changed: rows.filter((t) => wanted.has(key(t)) && JSON.stringify(t) !== JSON.stringify(wanted.get(key(t)))).length,
+    };
+  }
+
+  it('exports the whole chain once, cleanly, before any bad data', async () => {
+    await runExport(target.url, devnet.base, followHead());
+    expect(await warehouseTransfers(target.warehouse)).toEqual(truth);
+    const headers = await target.warehouse.db.selectFrom('block_headers').select(['hash', 'hash_verified']).execute();
+    expect(new Set(headers.map((h) => h.hash))).toEqual(new Set(truth.map((t) => t.blockHash)));
+    expect(headers.every((h) => h.hash_verified)).toBe(true);
+  });
+
+  it('the reference server arms, lists and clears bad data on /__control/corrupt, refusing what it does not know', async () => {
+    const bad = await control('corrupt', { kind: 'no-such-kind' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error?.message).toMatch(/unknown kind "no-such-kind".*bad-address, negative-value/);
+    expect((await control('corrupt', { kind: 'negative-value', contract: busiest, times: 2 })).body.armed).toEqual({ kind: 'negative-value', contract: busiest, times: 2 });
+    expect((await control('corrupt')).body.armed).toEqual({ kind: 'negative-value', contract: busiest, times: 2 });
+    expect((await control('corrupt', { kind: 'none' })).body.armed).toBeNull();
+    await control('corrupt', { kind: 'html-200' });
+    expect((await control('corrupt/clear', {})).body.armed).toBeNull();
+    // cleared: a page comes back whole
+    const res = await fetch(`${devnet.base}/builder/getTokenTransfers?contractAddress=${busiest}&pageSize=5`);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(((await res.json()) as { count: number }).count).toBe(5);
+  });
+
+  for (const c of CASES) {
+    it(`${c.kind}: ${c.outcome === 'failed' ? 'fails the run naming contract, block and field' : 'is tolerated'}; nothing committed is lost, no bad row is stored`, async () => {
+      const removedBefore = await rowsRemoved();
+      const statsBefore = (await devnet.stats()).errors[`corrupt:${c.kind}`] ?? 0;
+      let forgotten: string[] = [];
+      if (c.forgetHeaders) {
+        const gone = await sql<{ hash: string }>`DELETE FROM block_headers WHERE number >= ${OPTIONS.startBlock + 250} RETURNING hash`.execute(target.warehouse.db);
+        forgotten = gone.rows.map((r) => r.hash);
+        expect(forgotten.length).toBeGreaterThan(0);
+      }
+      const armed = await control('corrupt', { kind: c.kind, ...(!c.forgetHeaders && { contract: busiest }), times: 1 });
+      expect(armed.status).toBe(200);
+
+      const log = captureLogger();
+      const rssBefore = process.memoryUsage().rss;
+      let rssPeak = rssBefore;
+      const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 10);
+      let error: Error | undefined;
+      try {
+        await runExport(target.url, devnet.base, followHead(), log.logger);
+      } catch (err) {
+        error = err as Error;
+      } finally {
+        clearInterval(sampler);
+        rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+      }
+      const { served: servedList } = (await control('corrupt/clear', {})).body;
+
+      // the corruption was served exactly once, and counted
+      const served = servedList.filter((s) => s.kind === c.kind).at(-1);
+      expect(served, `the server never served ${c.kind}`).toBeDefined();
+      expect((await devnet.stats()).errors[`corrupt:${c.kind}`]).toBe(statsBefore + 1);
+      const facts: Served = { contract: served!.contract ?? busiest, block: served!.block ?? -1, field: served!.field };
+      if (!c.forgetHeaders) expect(facts.contract).toBe(busiest);
+
+      const run = await lastRun();
+      let message: string;
+      if (c.outcome === 'failed') {
+        expect(error, `${c.kind} was accepted`).toBeDefined();
+        expect(error!.message).toMatch(c.says(facts));
+        expect(run.status).toBe('failed');
+        expect(run.error).toMatch(c.says(facts));
+        message = error!.message;
+      } else {
+        expect(error).toBeUndefined();
+        expect(run.status).toBe('succeeded');
+        expect(log.text()).toMatch(c.says(facts));
+        message = c.says(facts).exec(log.text())![0];
+      }
+
+      // every row committed before is still there and unchanged; no row of the bad data was stored
+      const after = await compareWithTruth();
+      expect(after.rows).toEqual(truth);
+      expect(await rowsRewritten()).toBe(0);
+      expect(await rowsRemoved()).toBe(removedBefore);
+      if (c.kind === 'huge-body') {
+        expect(error?.name).toBe('ResponseTooLargeError');
+        expect(rssPeak - rssBefore).toBeLessThan(100 * 1024 * 1024);
+      }
+      if (c.forgetHeaders) {
+        // the bad header was not stored
+        const stored = await target.warehouse.db.selectFrom('block_headers').select('number').where('number', '=', String(facts.block)).execute();
+        expect(stored).toEqual([]);
+      }
+
+      // with the API sane again, the next run finishes what the failed one left open, and changes nothing
+      let runs = 1;
+      if (c.outcome === 'failed') {
+        await runExport(target.url, devnet.base, followHead());
+        runs++;
+        expect((await lastRun()).status).toBe('succeeded');
+      }
+      const recovered = await compareWithTruth();
+      expect(recovered.rows).toEqual(truth);
+      expect(await rowsRewritten()).toBe(0);
+      expect(await rowsRemoved()).toBe(removedBefore);
+      if (c.forgetHeaders) {
+        const headers = await target.warehouse.db.selectFrom('block_headers').select(['hash', 'number', 'hash_verified']).where('hash', 'in', forgotten).execute();
+        expect(headers.map((h) => h.hash).sort()).toEqual([...forgotten].sort());
+        expect(headers.every((h) => h.hash_verified)).toBe(true);
+        const numbers = new Map(dataset.headers.map((h) => [h.hash, String(BigInt(h.number!))]));
+        for (const h of headers) expect(String(h.number)).toBe(numbers.get(h.hash));
+      }
+      figures.push({
+        kind: c.kind,
+        outcome: c.outcome,
+        message,
+        rowsLost: recovered.lost + after.lost,
+        rowsExtra: recovered.extra + after.extra,
+        rowsChanged: recovered.changed + after.changed,
+        runs,
+        ...(c.kind === 'huge-body' && { rssGrowthMb: Math.round((rssPeak - rssBefore) / 1024 / 1024) }),
+      });
+    });
+  }
+
+  it('tries every kind the reference server knows', () => {
+    expect(CASES.map((c) => c.kind).sort()).toEqual([...CORRUPTION_KINDS].sort());
+  });
+});
