@@ -4,7 +4,7 @@ import { planRun, type PlanInput } from './plan.ts';
 
 const A = `0x${'aa'.repeat(20)}`;
 const B = `0x${'bb'.repeat(20)}`;
-const base: PlanInput = { contracts: [], head: 1000, finality: 64, chunksPerRange: 4, lastCovered: new Map(), resuming: new Set() };
+const base: PlanInput = { contracts: [], head: 1000, finality: 64, chunksPerRange: 4, lastCovered: new Map() };
 
 describe('splitRange', () => {
   it('covers the range exactly once, newest span first, in near-equal spans', () => {
@@ -46,9 +46,9 @@ describe('planRun', () => {
     expect(short.ranges[0]).toMatchObject({ fromBlock: 880, toBlock: 1000 });
   });
 
-  it('leaves a contract with an open range to its resume, and one past the head alone', () => {
-    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 0 }, { address: B, fromBlock: 2000 }], resuming: new Set([A]) });
-    expect(plan.ranges).toEqual([]);
-    expect(plan.notes.map((n) => n.contract)).toEqual([A, B]);
+  it('leaves a contract that starts past the head alone, saying so', () => {
+    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 0, toBlock: 10 }, { address: B, fromBlock: 2000 }] });
+    expect(plan.ranges.map((r) => r.contract)).toEqual([A]);
+    expect(plan.notes).toEqual([{ contract: B, level: 'info', message: expect.stringMatching(/nothing to read/) }]);
   });
 });

@@ -16,8 +16,6 @@ export interface PlanInput {
   chunksPerRange: number;
   /** The highest block this job has covered per contract, if any. */
   lastCovered: ReadonlyMap<string, number>;
-  /** Contracts with a range left open by an earlier run: they resume it instead. */
-  resuming: ReadonlySet<string>;
 }
 
 export interface PlannedRange extends BlockSpan {
@@ -37,16 +35,12 @@ export interface Plan {
  * (or from `fromBlock` the first time). Pure: everything it needs is passed in.
  *
  * @example planRun({ contracts: [{ address: a, fromBlock: 100 }], head: 500, finality: 64, chunksPerRange: 2,
- *   lastCovered: new Map([[a, 400]]), resuming: new Set() }) // → one range 337…500 in 2 chunks
+ *   lastCovered: new Map([[a, 400]]) }) // → one range 337…500 in 2 chunks
  */
 export function planRun(input: PlanInput): Plan {
   const ranges: PlannedRange[] = [];
   const notes: Plan['notes'] = [];
   for (const c of input.contracts) {
-    if (input.resuming.has(c.address)) {
-      notes.push({ contract: c.address, level: 'info', message: 'resuming the range an earlier run left open' });
-      continue;
-    }
     let fromBlock = c.fromBlock;
     let toBlock = c.toBlock ?? input.head;
     if (c.toBlock !== undefined && c.toBlock > input.head) {

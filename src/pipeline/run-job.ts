@@ -60,6 +60,12 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
   if (!lock) throw new JobLockedError(job.name);
   const totals = emptyTotals();
   let runId: string | undefined;
+  let ledgerTimer: ReturnType<typeof setInterval> | undefined;
+  let ledgerWrite: Promise<void> = Promise.resolve();
+  const stopLedgerTimer = async () => {
+    clearInterval(ledgerTimer);
+    await ledgerWrite;
+  };
   const flush = () => {
     totals.apiRequests = deps.counters.transferRequests + deps.counters.rpcPosts;
     totals.retries = deps.counters.retries;
@@ -73,40 +79,41 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const { head, source } = await resolveHead(deps.rpc, deps.transfers, contracts);
     logger.info({ msg: 'run started', job: job.name, run: runId, head, headFrom: source });
 
+    // the ledger keeps up while the run works, so a killed run still shows what it did
+    ledgerTimer = setInterval(() => {
+      flush();
+      ledgerWrite = ledgerWrite.then(() => recordRun(warehouse.db, runId!, totals)).catch(() => undefined);
+    }, LEDGER_EVERY_MS);
+    const phase = (ranges: RangeState[]) => processRanges(deps, job, runId!, ranges, totals, lock);
+
+    // first the ranges an earlier run left open (it was killed, or failed part-way) …
     const resumed = await openRanges(warehouse.db, job.name);
+    const summaries: RangeSummary[] = resumed.length ? await phase(resumed) : [];
+    // … then the plan: a follow-the-head contract always re-reads its last `finality` blocks up to the
+    // head (blocks a resumed range read before a reorg included); an explicit range just resumed is done
     const lastCovered = await lastCoveredBlocks(deps, job.name, contracts);
+    const planned = job.contracts.filter((c) => c.toBlock === undefined || !resumed.some((r) => r.contract === c.address));
     const plan = planRun({
-      contracts: job.contracts,
+      contracts: planned,
       head,
       finality: job.finality,
       // chunks of different contracts run side by side too: 2 × concurrency chunks in all keeps every
       // worker busy while bounding the extra (partial last page) requests that each chunk costs
-      chunksPerRange: Math.max(1, Math.ceil((2 * job.concurrency) / Math.max(1, job.contracts.length - resumed.length))),
+      chunksPerRange: Math.max(1, Math.ceil((2 * job.concurrency) / Math.max(1, planned.length))),
       lastCovered,
-      resuming: new Set(resumed.map((r) => r.contract)),
     });
     for (const note of plan.notes) logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
-    const ranges: RangeState[] = [...resumed];
+    const ranges: RangeState[] = [];
     for (const r of plan.ranges) {
       ranges.push(await createRange(warehouse.db, { job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
     }
-    if (ranges.length) {
-      await setRunSpan(warehouse.db, runId, Math.min(...ranges.map((r) => r.fromBlock)), Math.max(...ranges.map((r) => r.toBlock)));
+    const all = [...resumed, ...ranges];
+    if (all.length) {
+      await setRunSpan(warehouse.db, runId, Math.min(...all.map((r) => r.fromBlock)), Math.max(...all.map((r) => r.toBlock)));
     }
-
-    await readRanges(deps, job, runId, ranges, totals, lock);
-    await lock.ensure();
-    totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
-    await lock.ensure();
-    const reconciled = await reconcileRanges(warehouse.db, ranges, runId);
-    const summaries: RangeSummary[] = ranges.map((r) => ({
-      contract: r.contract,
-      fromBlock: r.fromBlock,
-      toBlock: r.toBlock,
-      rows: reconciled.get(r.id)?.rows ?? 0,
-      removed: reconciled.get(r.id)?.removed ?? 0,
-    }));
+    summaries.push(...(await phase(ranges)));
     totals.rowsRemoved = summaries.reduce((a, s) => a + s.removed, 0);
+    await stopLedgerTimer();
     flush();
     await recordRun(warehouse.db, runId, totals, { status: 'succeeded' });
     const ms = deps.clock.now() - started;
@@ -115,6 +122,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
   } catch (caught) {
     const err = explain(caught);
     const message = deps.endpoint.redact(err instanceof Error ? err.message : String(err));
+    await stopLedgerTimer();
     if (runId !== undefined) {
       flush();
       await recordRun(warehouse.db, runId, totals, { status: 'failed', error: message }).catch((e: unknown) =>
@@ -123,9 +131,36 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     }
     throw err;
   } finally {
+    clearInterval(ledgerTimer);
     deps.progress.stop();
     await lock.release().catch(() => undefined);
   }
+}
+
+const LEDGER_EVERY_MS = 5_000;
+
+/** Read → enrich → reconcile for a set of ranges: the finished ranges are closed together at the end. */
+async function processRanges(
+  deps: RunDeps,
+  job: Readonly<JobConfig>,
+  runId: string,
+  ranges: RangeState[],
+  totals: RunTotals,
+  lock: JobLock,
+): Promise<RangeSummary[]> {
+  if (!ranges.length) return [];
+  await readRanges(deps, job, runId, ranges, totals, lock);
+  await lock.ensure();
+  totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
+  await lock.ensure();
+  const reconciled = await reconcileRanges(deps.warehouse.db, ranges, runId);
+  return ranges.map((r) => ({
+    contract: r.contract,
+    fromBlock: r.fromBlock,
+    toBlock: r.toBlock,
+    rows: reconciled.get(r.id)?.rows ?? 0,
+    removed: reconciled.get(r.id)?.removed ?? 0,
+  }));
 }
 
 async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string, ranges: RangeState[], totals: RunTotals, lock: JobLock) {

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dataset } from '../src/dataset/types.ts';
+import type { FaultOptions } from '../src/devnet/faults.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import {
+  contractsOf,
+  diffTransfers,
+  EXACT,
+  FAULT_ERROR_KEYS,
+  injectedFaults,
+  startCompetitor,
+  writeFigures,
+  type CompetitorCounts,
+  type InjectedFaults,
+  type TransferDiff,
+} from './helpers/chaos.ts';
+import { startDevnet } from './helpers/devnet.ts';
+import { datasetTransfers, job, migratedWarehouse, runExport, truthOf, warehouseTransfers } from './helpers/exporter.ts';
+
+// 20,000 transfers of 3 tokens over 20,000 blocks: ~4,700 blocks carry transfers, so enrichment posts
+// ~48 header batches; pages of 100 rows make ~210 getTokenTransfers requests per run
+const OPTIONS = { seed: 21, blocks: 20_000, tokens: 3, transfers: 20_000, startBlock: 18_000_000 };
+const PAGE_SIZE = 100;
+const COMPETITOR_RPS = 15;
+
+interface FaultCase {
+  name: string;
+  faults: FaultOptions;
+  rateLimit?: number;
+  /**
+   * Requests per second of another client of the same project id. The exporter alone runs at about the
+   * limit, so without one its 429s would depend on how busy the machine is.
+   */
+  competitorRps?: number;
+  /** The kinds of `InjectedFaults` this case must have injected into the exporter at least once to prove anything. */
+  injects: readonly (keyof InjectedFaults)[];
+}
+
+const ALL: FaultOptions = { failRate: 0.05, resetRate: 0.02, truncateRate: 0.02, headerLagRate: 0.05, latencyMs: [1, 20] };
+const CASES: readonly FaultCase[] = [
+  { name: 'fail-rate 0.05', faults: { failRate: 0.05 }, injects: ['failures'] },
+  { name: 'reset-rate 0.02', faults: { resetRate: 0.02 }, injects: ['resets'] },
+  { name: 'truncate-rate 0.02', faults: { truncateRate: 0.02 }, injects: ['truncated'] },
+  { name: 'header-lag-rate 0.05', faults: { headerLagRate: 0.05 }, injects: ['headerLags'] },
+  { name: 'rate-limit 30', faults: {}, rateLimit: 30, competitorRps: COMPETITOR_RPS, injects: ['rateLimited'] },
+  { name: 'latency-ms 1-20', faults: { latencyMs: [1, 20] }, injects: [] },
+  { name: 'all together', faults: ALL, rateLimit: 30, competitorRps: COMPETITOR_RPS, injects: ['failures', 'resets', 'truncated', 'headerLags', 'rateLimited'] },
+];
+
+interface CaseFigures {
+  case: string;
+  faults: FaultOptions & { rateLimit?: number; competitorRps?: number };
+  /** Everything the server injected (its /__stats), and the part of it that the other client got. */
+  injected: InjectedFaults;
+  competitor?: CompetitorCounts;
+  /** What the exporter got: injected minus the competitor's part. */
+  injectedIntoExporter: InjectedFaults;
+  server: { getTokenTransfers: number; rpcHttpRequests: number; headerLookups: number; errors: Record<string, number> };
+  ledger: { status: string; apiRequests: number; retries: number; rateLimited: number; headersFetched: number; rowsInserted: number };
+  rows: Omit<TransferDiff, 'examples'>;
+  headers: { expected: number; stored: number };
+  ms: number;
+}
+
+describe('the exporter under injected faults', () => {
+  let dataset: Dataset;
+  // what /__truth serves for this dataset: every case's server starts from it and none reorganizes
+  let truth: Dataset;
+  const figures: CaseFigures[] = [];
+  beforeAll(async () => {
+    dataset = generateSyntheticDataset(OPTIONS);
+    const plain = await startDevnet(dataset);
+    try {
+      truth = await truthOf(plain.origin);
+    } finally {
+      await plain.close();
+    }
+  });
+  afterAll(async () => {
+    await writeFigures('fault-matrix', {
+      dataset: { ...OPTIONS, contracts: contractsOf(dataset).length },
+      pageSize: PAGE_SIZE,
+      concurrency: 4,
+      cases: figures,
+    });
+  });
+
+  it.each(CASES)('$name: the warehouse equals /__truth and the ledger counts every retry and 429 the server caused', async (c) => {
+    const devnet = await startDevnet(dataset, { faults: c.faults, rateLimit: c.rateLimit, seed: 1000 + CASES.indexOf(c) });
+    const target = await migratedWarehouse(`faults_${c.name}`);
+    try {
+      const contracts = contractsOf(dataset);
+      const head = OPTIONS.startBlock + OPTIONS.blocks - 1;
+      const config = job(`faults-${CASES.indexOf(c)}`, contracts.map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: head })), {
+        pageSize: PAGE_SIZE,
+        concurrency: 4,
+      });
+      const competitor = c.competitorRps === undefined ? undefined : startCompetitor(devnet.base, c.competitorRps);
+      const started = performance.now();
+      const summary = await runExport(target.url, devnet.base, config).finally(() => competitor?.stop());
+      const ms = Math.round(performance.now() - started);
+      const rival = await competitor?.stop();
+      const stats = await devnet.stats();
+
+      // the data: exactly the truth, no row lost, none twice, none different
+      const rows = await warehouseTransfers(target.warehouse);
+      const expected = datasetTransfers(truth);
+      const diff = diffTransfers(rows, expected);
+      expect(diff).toMatchObject({ rows: OPTIONS.transfers, expected: OPTIONS.transfers, ...EXACT });
+
+      // every transfer's block has its header, verified, and no other header was stored
+      const wanted = new Set(truth.transfers.map((t) => t.blockHash));
+      const stored = await target.warehouse.db.selectFrom('block_headers').select(['hash', 'number', 'parent_hash', 'hash_verified', 'canonical']).execute();
+      expect(stored.map((h) => h.hash).sort()).toEqual([...wanted].sort());
+      const truthHeaders = new Map(truth.headers.map((h) => [h.hash, h]));
+      const wrongHeaders = stored.filter((h) => {
+        const t = truthHeaders.get(h.hash);
+        return !h.hash_verified || !h.canonical || !t || BigInt(h.number) !== BigInt(t.number!) || h.parent_hash !== t.parentHash;
+      });
+      expect(wrongHeaders).toEqual([]);
+
+      // the faults this case is about really happened to the exporter, and nothing else went wrong on the server
+      const injected = injectedFaults(stats);
+      expect(rival?.other ?? 0, 'answers to the other client that are no fault').toBe(0);
+      const exporterGot: InjectedFaults = {
+        failures: injected.failures - (rival?.failures ?? 0),
+        resets: injected.resets - (rival?.resets ?? 0),
+        truncated: injected.truncated - (rival?.truncated ?? 0),
+        rateLimited: injected.rateLimited - (rival?.rateLimited ?? 0),
+        headerLags: injected.headerLags,
+      };
+      for (const kind of c.injects) expect(exporterGot[kind], `${kind} injected into the exporter`).toBeGreaterThan(0);
+      for (const kind of Object.keys(injected) as (keyof InjectedFaults)[]) {
+        if (!c.injects.includes(kind)) expect(injected[kind], `${kind} not configured`).toBe(0);
+      }
+      expect(Object.keys(stats.errors).filter((k) => !FAULT_ERROR_KEYS.has(k))).toEqual([]);
+
+      // the run ledger agrees with the server: every HTTP attempt, a retry for each failed one (5xx, reset,
+      // cut body, 429), and each 429
+      const ledger = await target.warehouse.db.selectFrom('export_runs').selectAll().where('id', '=', summary.runId).executeTakeFirstOrThrow();
+      expect({
+        status: ledger.status,
+        apiRequests: Number(ledger.api_requests),
+        retries: Number(ledger.retries),
+        rateLimited: Number(ledger.rate_limited),
+        headersFetched: Number(ledger.headers_fetched),
+      }).toEqual({
+        status: 'succeeded',
+        apiRequests: stats.getTokenTransfers + stats.rpcHttpRequests - (rival?.requests ?? 0),
+        retries: exporterGot.failures + exporterGot.resets + exporterGot.truncated + exporterGot.rateLimited,
+        rateLimited: exporterGot.rateLimited,
+        headersFetched: wanted.size,
+      });
+      expect(summary.totals).toMatchObject({ apiRequests: Number(ledger.api_requests), retries: Number(ledger.retries), rateLimited: Number(ledger.rate_limited) });
+
+      // a lagging header is not an HTTP failure: enrichment asks for it again in a later batch, so the
+      // server answers each hash once, plus once per lag, plus the lookups of batches whose answer was cut
+      const headerLookups = stats.rpcCalls.erigon_getHeaderByHash ?? 0;
+      if (exporterGot.resets + exporterGot.truncated === 0) expect(headerLookups).toBe(wanted.size + injected.headerLags);
+      else expect(headerLookups).toBeGreaterThanOrEqual(wanted.size + injected.headerLags);
+
+      figures.push({
+        case: c.name,
+        faults: { ...c.faults, ...(c.rateLimit !== undefined && { rateLimit: c.rateLimit }), ...(c.competitorRps !== undefined && { competitorRps: c.competitorRps }) },
+        injected,
+        ...(rival && { competitor: rival }),
+        injectedIntoExporter: exporterGot,
+        server: { getTokenTransfers: stats.getTokenTransfers, rpcHttpRequests: stats.rpcHttpRequests, headerLookups, errors: stats.errors },
+        ledger: {
+          status: ledger.status,
+          apiRequests: Number(ledger.api_requests),
+          retries: Number(ledger.retries),
+          rateLimited: Number(ledger.rate_limited),
+          headersFetched: Number(ledger.headers_fetched),
+          rowsInserted: Number(ledger.rows_inserted),
+        },
+        rows: { rows: diff.rows, expected: diff.expected, lost: diff.lost, extra: diff.extra, duplicated: diff.duplicated, changed: diff.changed },
+        headers: { expected: wanted.size, stored: stored.length },
+        ms,
+      });
+    } finally {
+      await target.drop();
+      await devnet.close();
+    }
+  }, 180_000);
+});
