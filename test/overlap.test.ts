@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { RunSummary } from '../src/pipeline/run-job.ts';
 import { BIN, collect, REPO_DIR } from './helpers/cli.ts';
+import { recordFigures } from './helpers/figures.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
 
@@ -145,26 +146,4 @@ function lastLine(text: string): string {
   return text.trim().split('\n').at(-1) ?? '';
 }
 
-/** Merges this file's section into .data/figures/world-overlap-security.json (test files run in parallel: a lock folder serialises them). */
-async function recordFigures(section: string, data: Record<string, unknown>): Promise<void> {
-  const file = join(REPO_DIR, '.data', 'figures', 'world-overlap-security.json');
-  const lock = `${file}.lock`;
-  await mkdir(dirname(file), { recursive: true });
-  for (let i = 0; ; i++) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      if (i === 400) await rmdir(lock).catch(() => undefined); // left by a killed run
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  try {
-    const current = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, unknown>;
-    current[section] = { ...data, recordedAt: new Date().toISOString() };
-    await writeFile(file, `${JSON.stringify(current, null, 2)}\n`);
-  } finally {
-    await rmdir(lock).catch(() => undefined);
-  }
-}
 

@@ -21,7 +21,7 @@ import {
 } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
-import { job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
+import { job, migratedWarehouse, rowToTransfer, runExport, warehouseTransfers } from './helpers/exporter.ts';
 
 // 8,000 transfers of 3 tokens over 2,000 blocks: the newest 64 blocks carry ~200 of them, and the head
 // block has transfers of every contract, so even a reorg of depth 1 replaces rows the warehouse holds
@@ -134,18 +134,7 @@ async function expectRepaired(
   const gone = before.filter((t) => !now.has(transferKey(t)));
   expect(gone.filter((t) => t.blockNumber < reorg.forkBlock), 'rows gone below the fork block').toEqual([]);
   const removed = await warehouse.db.selectFrom('token_transfers_removed').selectAll().where('removed_by_run', '=', run.runId).execute();
-  const asRecord = (r: (typeof removed)[number]): TransferRecord => ({
-    contractAddress: r.contract_address,
-    fromAddress: r.from_address,
-    toAddress: r.to_address,
-    value: r.value,
-    blockHash: r.block_hash,
-    blockNumber: Number(r.block_number),
-    blockTimestamp: r.block_timestamp.toISOString(),
-    transactionHash: r.transaction_hash,
-    transactionIndex: r.transaction_index,
-    logIndex: r.log_index,
-  });
+  const asRecord = rowToTransfer;
   expect(diffTransfers(removed.map(asRecord), gone), `rows removed by run ${run.runId} (depth ${reorg.depth})`).toMatchObject(EXACT);
   expect(run.totals.rowsRemoved).toBe(gone.length);
 

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import pg from 'pg';
@@ -18,6 +18,7 @@ import { TlsError } from '../src/source/errors.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
 import { createWarehouse } from '../src/warehouse/db.ts';
 import { BIN, collect, REPO_DIR, runCli, type CliResult } from './helpers/cli.ts';
+import { recordFigures } from './helpers/figures.ts';
 import { databaseName, databaseUrl } from './helpers/database.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
@@ -787,25 +788,3 @@ async function connectedAs(url: string, work: (client: pg.Client) => Promise<voi
   }
 }
 
-/** Merges this file's section into .data/figures/world-overlap-security.json (test files run in parallel: a lock folder serialises them). */
-async function recordFigures(section: string, data: Record<string, unknown>): Promise<void> {
-  const file = join(REPO_DIR, '.data', 'figures', 'world-overlap-security.json');
-  const lock = `${file}.lock`;
-  await mkdir(dirname(file), { recursive: true });
-  for (let i = 0; ; i++) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      if (i === 400) await rmdir(lock).catch(() => undefined); // left by a killed run
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  try {
-    const current = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, unknown>;
-    current[section] = { ...data, recordedAt: new Date().toISOString() };
-    await writeFile(file, `${JSON.stringify(current, null, 2)}\n`);
-  } finally {
-    await rmdir(lock).catch(() => undefined);
-  }
-}

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { systemClock } from '../src/common/clock.ts';
 import { readDataset } from '../src/dataset/read.ts';
@@ -9,7 +9,7 @@ import { parseApiUrl } from '../src/source/api-url.ts';
 import { createSourceCounters } from '../src/source/counters.ts';
 import { createHttpClient, type HttpClientConfig } from '../src/source/http-client.ts';
 import { createTransfersClient } from '../src/source/transfers-client.ts';
-import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { FIXTURE_DIR } from './helpers/fixtures.ts';
 
 const SECRET = 'proj-SECRET-123';
@@ -23,14 +23,11 @@ beforeAll(async () => {
   wethRows = dataset.transfers.filter((t) => t.contractAddress === WETH).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const later = closedAfterEach();
 
 async function serve(config: Partial<DevnetConfig>): Promise<RunningDevnet> {
   const devnet = await startDevnet(dataset, { projectIds: [SECRET], ...config });
-  cleanups.push(() => devnet.close());
+  later(() => devnet.close());
   return devnet;
 }
 
@@ -50,7 +47,7 @@ function connect(devnet: RunningDevnet, config: Partial<HttpClientConfig> = {}) 
     clock: systemClock,
     counters,
   });
-  cleanups.push(() => http.close());
+  later(() => http.close());
   return { counters, transfers: createTransfersClient({ http }), logs };
 }
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { systemClock } from '../src/common/clock.ts';
 import { readDataset } from '../src/dataset/read.ts';
@@ -12,7 +12,7 @@ import { BadResponseError, HttpStatusError } from '../src/source/errors.ts';
 import { checkHeader } from '../src/source/header-check.ts';
 import { createHttpClient, type HttpClientConfig } from '../src/source/http-client.ts';
 import { createRpcClient } from '../src/source/rpc-client.ts';
-import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { FIXTURE_DIR } from './helpers/fixtures.ts';
 
 const SECRET = 'proj-SECRET-123';
@@ -23,14 +23,11 @@ beforeAll(async () => {
   dataset = await readDataset(FIXTURE_DIR);
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const later = closedAfterEach();
 
 async function serve(config: Partial<DevnetConfig> = {}): Promise<RunningDevnet> {
   const devnet = await startDevnet(dataset, { projectIds: [SECRET], ...config });
-  cleanups.push(() => devnet.close());
+  later(() => devnet.close());
   return devnet;
 }
 
@@ -43,7 +40,7 @@ function connect(origin: string, options: { batchSize?: number; projectId?: stri
     clock: systemClock,
     counters,
   });
-  cleanups.push(() => http.close());
+  later(() => http.close());
   return { counters, rpc: createRpcClient({ http, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) }) };
 }
 
@@ -164,7 +161,7 @@ async function serveRpc(answer: (call: { id: number; method: string; params: unk
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+  later(() => new Promise((resolve) => server.close(() => resolve())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { systemClock } from '../src/common/clock.ts';
 import { readDataset } from '../src/dataset/read.ts';
@@ -11,7 +11,7 @@ import { HttpStatusError, PageKeyRejectedError, ResponseTooLargeError, Transport
 import { createHttpClient, type HttpClientConfig } from '../src/source/http-client.ts';
 import { RetriesExhaustedError } from '../src/source/retry.ts';
 import { createTransfersClient, type TransfersClient } from '../src/source/transfers-client.ts';
-import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { FIXTURE_DIR } from './helpers/fixtures.ts';
 
 const SECRET = 'proj-SECRET-123';
@@ -23,14 +23,11 @@ beforeAll(async () => {
   dataset = await readDataset(FIXTURE_DIR);
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const later = closedAfterEach();
 
 async function serve(config: Partial<DevnetConfig> = {}): Promise<RunningDevnet> {
   const devnet = await startDevnet(dataset, { projectIds: [SECRET], ...config });
-  cleanups.push(() => devnet.close());
+  later(() => devnet.close());
   return devnet;
 }
 
@@ -51,7 +48,7 @@ function connect(devnet: RunningDevnet, config: Partial<HttpClientConfig> = {}, 
     clock: systemClock,
     counters,
   });
-  cleanups.push(() => http.close());
+  later(() => http.close());
   return { http, counters, transfers: createTransfersClient({ http }), logs: () => lines.join('') };
 }
 

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '../src/ware
 import { freePort } from '../src/warehouse/free-port.ts';
 import { migrateToLatest } from '../src/warehouse/migrate.ts';
 import { BIN, collect, REPO_DIR, runCli, type CliResult } from './helpers/cli.ts';
+import { recordFigures } from './helpers/figures.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
 
@@ -269,25 +270,3 @@ function tail(text: string, lines: number): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-/** Merges this file's section into .data/figures/world-overlap-security.json (test files run in parallel: a lock folder serialises them). */
-async function recordFigures(section: string, data: Record<string, unknown>): Promise<void> {
-  const file = join(REPO_DIR, '.data', 'figures', 'world-overlap-security.json');
-  const lock = `${file}.lock`;
-  await mkdir(dirname(file), { recursive: true });
-  for (let i = 0; ; i++) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      if (i === 400) await rmdir(lock).catch(() => undefined); // left by a killed run
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  try {
-    const current = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, unknown>;
-    current[section] = { ...data, recordedAt: new Date().toISOString() };
-    await writeFile(file, `${JSON.stringify(current, null, 2)}\n`);
-  } finally {
-    await rmdir(lock).catch(() => undefined);
-  }
-}

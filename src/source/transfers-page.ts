@@ -1,5 +1,5 @@
 import { TRANSFER_KEYS, type TransferRecord } from '../dataset/types.ts';
-import { checkAddress, checkHash, checkIndex, checkIsoTimestamp, checkUint256Text, show } from '../dataset/validate.ts';
+import { checkAddress, checkIndex, show, TRANSFER_FIELD_CHECKS } from '../dataset/validate.ts';
 import { BadResponseError, describeContext } from './errors.ts';
 
 /** Token metadata as a page reports it; unknown values are null. */
@@ -31,17 +31,11 @@ export interface TransfersPageQuery {
 
 type RowCheck = (value: unknown) => string | undefined;
 
-const ROW_FIELDS: readonly (readonly [Exclude<keyof TransferRecord, 'contractAddress'>, RowCheck])[] = [
-  ['fromAddress', checkAddress],
-  ['toAddress', checkAddress],
-  ['value', checkUint256Text],
-  ['blockHash', checkHash],
-  ['blockNumber', checkIndex],
-  ['blockTimestamp', checkIsoTimestamp],
-  ['transactionHash', checkHash],
-  ['transactionIndex', checkIndex],
-  ['logIndex', checkIndex],
-];
+/** The checks of a dataset row, but `contractAddress`: the API gives it once, for the whole page. */
+const ROW_FIELDS = TRANSFER_FIELD_CHECKS.filter(([key]) => key !== 'contractAddress') as readonly (readonly [
+  Exclude<keyof TransferRecord, 'contractAddress'>,
+  RowCheck,
+])[];
 
 /**
  * Validates a `getTokenTransfers` body field by field against the query it answers, collecting every

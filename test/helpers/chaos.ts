@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { Dataset, TransferRecord } from '../../src/dataset/types.ts';
+import { TRANSFER_KEYS, type Dataset, type TransferRecord } from '../../src/dataset/types.ts';
 import type { DevnetStats } from '../../src/devnet/stats.ts';
 import { REPO_DIR } from './cli.ts';
 
@@ -45,18 +45,7 @@ export interface TransferDiff {
   examples: string[];
 }
 
-const FIELDS = [
-  'contractAddress',
-  'fromAddress',
-  'toAddress',
-  'value',
-  'blockHash',
-  'blockNumber',
-  'blockTimestamp',
-  'transactionHash',
-  'transactionIndex',
-  'logIndex',
-] as const satisfies readonly (keyof TransferRecord)[];
+const FIELDS = TRANSFER_KEYS;
 const fieldsText = (t: TransferRecord) => FIELDS.map((f) => String(t[f])).join('|');
 
 /**

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { pino } from 'pino';
 import { readDataset } from '../../src/dataset/read.ts';
 import { FIXTURE_DIR } from './fixtures.ts';
@@ -111,4 +111,16 @@ export function serveMainnetFixture(config: Partial<DevnetConfig> = {}): { datas
   });
   afterAll(() => suite.devnet.close());
   return suite;
+}
+
+/**
+ * For a test file whose tests each start their own servers and clients: `later(close)` registers what to
+ * close, and everything registered is closed after each test, newest first.
+ */
+export function closedAfterEach(): (close: () => Promise<void>) => void {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return (close) => void cleanups.push(close);
 }

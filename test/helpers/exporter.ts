@@ -8,6 +8,8 @@ import { parseApiUrl } from '../../src/source/api-url.ts';
 import { createWarehouse, type Warehouse } from '../../src/warehouse/db.ts';
 import { migrateToLatest } from '../../src/warehouse/migrate.ts';
 import { freshDatabase } from './database.ts';
+import type { Selectable } from 'kysely';
+import type { TokenTransfersTable } from '../../src/warehouse/schema.ts';
 
 /** A fresh, migrated database with a warehouse open on it. */
 export async function migratedWarehouse(label: string): Promise<{ url: string; warehouse: Warehouse; drop(): Promise<void> }> {
@@ -53,7 +55,12 @@ export function runExport(databaseUrl: string, apiBase: string, config: JobConfi
 /** Every transfer in the warehouse, in the dataset's shape and order. */
 export async function warehouseTransfers(warehouse: Warehouse): Promise<TransferRecord[]> {
   const rows = await warehouse.db.selectFrom('token_transfers').selectAll().orderBy('block_number').orderBy('log_index').execute();
-  return rows.map((r) => ({
+  return rows.map(rowToTransfer);
+}
+
+/** A token_transfers (or token_transfers_removed) row in the dataset's shape. */
+export function rowToTransfer(r: Selectable<TokenTransfersTable>): TransferRecord {
+  return {
     contractAddress: r.contract_address,
     fromAddress: r.from_address,
     toAddress: r.to_address,
@@ -64,7 +71,7 @@ export async function warehouseTransfers(warehouse: Warehouse): Promise<Transfer
     transactionHash: r.transaction_hash,
     transactionIndex: r.transaction_index,
     logIndex: r.log_index,
-  }));
+  };
 }
 
 /** The dataset's transfers of some contracts, in the warehouse order. */
