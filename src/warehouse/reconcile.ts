@@ -29,6 +29,10 @@ export async function reconcileRanges(
         .where('status', '=', 'open')
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
+      // export_seen grew by every row of the range since the planner last sampled it: with stale statistics
+      // it may think the table empty and nest a scan of it per row (hours for a million rows). An anti-join
+      // by hash is linear whatever the statistics say.
+      await sql`SET LOCAL enable_nestloop = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
         WITH gone AS (
           DELETE FROM token_transfers t
@@ -48,6 +52,7 @@ export async function reconcileRanges(
           RETURNING 1
         )
         SELECT count(*)::int AS removed FROM kept`.execute(trx);
+      await sql`SET LOCAL enable_nestloop = on`.execute(trx);
       await markCanonical(trx, range);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
