@@ -63,6 +63,11 @@ const CHECKPOINT = `
   SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + 1, rows = rows + $5, updated_at = now()
   WHERE id = $1`;
 
+// The staging table is never analyzed and token_transfers' statistics lag behind a large load: left to
+// itself the planner may join a page by scanning all of token_transfers. A page is at most 1000 rows,
+// so probing the primary key once per staged row is always right (and never worth compiling: no JIT).
+const BEGIN_PAGE = 'BEGIN; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off';
+
 const prepared = new WeakSet<pg.PoolClient>();
 
 /**
@@ -77,7 +82,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<M
     await client.query(CREATE_STAGING);
     prepared.add(client);
   }
-  await client.query('BEGIN');
+  await client.query(BEGIN_PAGE);
   try {
     await copyTransfers(client, STAGING, load.rows);
     const merged = await client.query<{ inserted: number; updated: number }>(MERGE, [load.runId]);

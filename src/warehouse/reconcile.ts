@@ -32,7 +32,7 @@ export async function reconcileRanges(
       // export_seen grew by every row of the range since the planner last sampled it: with stale statistics
       // it may think the table empty and nest a scan of it per row (hours for a million rows). An anti-join
       // by hash is linear whatever the statistics say.
-      await sql`SET LOCAL enable_nestloop = off`.execute(trx);
+      await sql`SET LOCAL enable_nestloop = off; SET LOCAL jit = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
         WITH gone AS (
           DELETE FROM token_transfers t
