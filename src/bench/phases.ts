@@ -1,0 +1,92 @@
+import type { Sample } from './exporter-process.ts';
+
+/** A stretch of one exporter run, and the CPU each process spent in it. */
+export interface Phase {
+  name: string;
+  seconds: number;
+  exporterCpuSeconds?: number;
+  serverCpuSeconds?: number;
+  postgresCpuSeconds?: number;
+  /** The exporter's largest resident memory sampled in the phase. */
+  exporterRssMb?: number;
+}
+
+export interface PhaseMarks {
+  /** `Date.now()` of the spawn and of the exit. */
+  spawnedAt: number;
+  exitedAt: number;
+  /** From export_runs and export_coverage (undefined when the run did not get there). */
+  runStartedAt?: number;
+  reconcileStartedAt?: number;
+  runFinishedAt?: number;
+  /** The server's final counters for the run. */
+  transferRequests: number;
+  headerCalls: number;
+}
+
+type CpuKey = 'exporterCpuSeconds' | 'serverCpuSeconds' | 'postgresCpuSeconds';
+const CPU_KEYS: readonly CpuKey[] = ['exporterCpuSeconds', 'serverCpuSeconds', 'postgresCpuSeconds'];
+
+/**
+ * Splits a run into phases at the marks it left: start-up (spawn → run row written), reading pages
+ * (→ the server has served the last page), finding the missing headers (→ the first header call),
+ * fetching headers (→ the reconciliation transaction starts), reconciling (→ the run row is closed), and
+ * exit. A mark that is missing merges its two phases; the page and header marks come from the samples,
+ * so they are as fine as the sampling interval. CPU per phase is interpolated between samples; memory is the
+ * largest sample in the phase.
+ *
+ * @example splitPhases(marks, samples) // → [{ name: 'start-up', seconds: 1.2, exporterCpuSeconds: 1.4, … }, { name: 'read pages', … }, …]
+ */
+export function splitPhases(marks: PhaseMarks, samples: readonly Sample[]): Phase[] {
+  const firstAt = (reached: (s: Sample) => boolean) => samples.find(reached)?.at;
+  const lastPageAt = marks.transferRequests > 0 ? firstAt((s) => (s.transferRequests ?? -1) >= marks.transferRequests) : undefined;
+  const firstHeaderAt = marks.headerCalls > 0 ? firstAt((s) => (s.headerCalls ?? 0) > 0) : undefined;
+  const cuts: { name: string; at: number | undefined }[] = [
+    { name: 'start-up', at: marks.runStartedAt },
+    { name: 'read pages', at: lastPageAt },
+    { name: 'find missing headers', at: firstHeaderAt },
+    { name: 'fetch headers', at: marks.reconcileStartedAt },
+    { name: 'reconcile', at: marks.runFinishedAt },
+    { name: 'exit', at: marks.exitedAt },
+  ];
+  const phases: Phase[] = [];
+  let from = marks.spawnedAt;
+  let names: string[] = [];
+  for (const cut of cuts) {
+    names.push(cut.name);
+    if (cut.at === undefined) continue;
+    const to = Math.min(Math.max(cut.at, from), marks.exitedAt);
+    const phase: Phase = { name: names.join(' + '), seconds: (to - from) / 1000 };
+    for (const key of CPU_KEYS) {
+      const a = cpuAt(samples, key, from);
+      const b = cpuAt(samples, key, to);
+      if (a !== undefined && b !== undefined) phase[key] = Math.max(0, b - a);
+    }
+    const rss = samples.filter((s) => s.at > from && s.at <= to && s.exporterRssMb !== undefined).map((s) => s.exporterRssMb!);
+    if (rss.length) phase.exporterRssMb = Math.max(...rss);
+    phases.push(phase);
+    from = to;
+    names = [];
+  }
+  return phases;
+}
+
+/** The value of a cumulative CPU counter at time `at`, interpolated linearly between the samples around it. */
+export function cpuAt(samples: readonly Sample[], key: CpuKey, at: number): number | undefined {
+  let before: Sample | undefined;
+  let after: Sample | undefined;
+  for (const s of samples) {
+    if (s[key] === undefined) continue;
+    if (s.at <= at) before = s;
+    else {
+      after = s;
+      break;
+    }
+  }
+  // before its first sample the exporter did not exist yet; the servers had spent what they had
+  if (!before) return after === undefined ? undefined : key === 'exporterCpuSeconds' ? 0 : after[key];
+  if (!after) return before[key];
+  const a = before[key]!;
+  const b = after[key]!;
+  return a + ((b - a) * (at - before.at)) / (after.at - before.at);
+}

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiUse } from './api-efficiency.ts';
+import type { ExporterBenchResult } from './exporter-bench.ts';
+import type { LoadFigures } from './measure-load.ts';
+import { formatTable, targetRows, type TargetRow } from './targets.ts';
+
+const api = (over: Partial<ApiUse> = {}): ApiUse => ({
+  transferRequests: 1005,
+  transferRequestsBound: 1018,
+  pagesNeeded: 1000,
+  headerCalls: 90_000,
+  headerCallsExpected: 90_000,
+  headerPosts: 900,
+  headerPostsExpected: 900,
+  rpcPosts: 901,
+  errors: {},
+  ...over,
+});
+
+const load = (over: Partial<LoadFigures> = {}): LoadFigures => ({
+  rows: 1_000_000,
+  wallSeconds: 50,
+  rowsPerSecond: 20_000,
+  peakRssMb: 150,
+  peakAtSeconds: 10,
+  cpuSeconds: {},
+  phases: [{ name: 'read pages', seconds: 40 }],
+  api: api(),
+  ledger: { runId: '1', inserted: 1_000_000, updated: 0, unchanged: 0, headersFetched: 90_000 },
+  exact: true,
+  ...over,
+});
+
+const chain = { transfers: 1_000_000, blocks: 100_000, tokens: 3, distinctBlocks: 90_000, serverStartupSeconds: 10 };
+
+const result = (over: { firstLoadVsCopy?: number; speedup?: number; written?: number; peakRssMb?: number; timeRatio?: number; latencyRowsPerSecond?: number } = {}): ExporterBenchResult => ({
+  baseline: { ok: true, value: { wallSeconds: 1, cpuSeconds: 1, peakRssMb: 100 } },
+  dense: {
+    ok: true,
+    value: {
+      chain,
+      copy: { rows: 1_000_000, seconds: 40, rowsPerSecond: 25_000 },
+      first: load({ peakRssMb: over.peakRssMb ?? 150 }),
+      firstLoadVsCopy: over.firstLoadVsCopy ?? 0.8,
+      rerun: {
+        ...load({ api: api({ headerCalls: 0, headerCallsExpected: 0, headerPosts: 0, headerPostsExpected: 0 }) }),
+        speedup: over.speedup ?? 2,
+        tokenTransfersWritten: over.written ?? 0,
+        rowsTouched: 0,
+        otherTablesWritten: { export_seen: { inserted: 1_000_000, updated: 0, deleted: 1_000_000 } },
+      },
+    },
+  },
+  growth: { ok: true, value: { chain: { ...chain, transfers: 100_000 }, load: load({ rows: 100_000 }), timeRatio: over.timeRatio ?? 11 } },
+  sparse: { ok: true, value: { chain: { ...chain, transfers: 20_000 }, load: load({ rows: 20_000, api: api({ transferRequests: 30, transferRequestsBound: 28.2, pagesNeeded: 20 }) }) } },
+  latency: {
+    ok: true,
+    value: {
+      chain: { ...chain, transfers: 200_000 },
+      load: load({ rows: 200_000, rowsPerSecond: over.latencyRowsPerSecond ?? 18_000 }),
+      latencyMs: 50,
+      rateLimit: 20,
+      targetRowsPerSecond: 18_000,
+      readPhaseRowsPerSecond: 19_000,
+    },
+  },
+});
+
+const verdict = (rows: TargetRow[], start: string) => rows.find((r) => r.figure.startsWith(start))?.ok;
+
+describe('targetRows', () => {
+  it('passes each target exactly at its threshold', () => {
+    const rows = targetRows({ exporter: result(), pageSize: 1000, concurrency: 4 });
+    expect(verdict(rows, 'first load ÷ plain COPY')).toBe(true);
+    expect(verdict(rows, 're-run: time of first load')).toBe(true);
+    expect(verdict(rows, 're-run: token_transfers tuples written')).toBe(true);
+    expect(verdict(rows, 'memory:')).toBe(true);
+    expect(verdict(rows, 'growth:')).toBe(true);
+    expect(verdict(rows, 'latency-bound (50 ms, R = 20/s, 200,000 transfers): rows / s end to end')).toBe(true);
+  });
+
+  it('fails each target just past its threshold', () => {
+    const rows = targetRows({
+      exporter: result({ firstLoadVsCopy: 0.79, speedup: 1.99, written: 1, peakRssMb: 201, timeRatio: 11.01, latencyRowsPerSecond: 17_999 }),
+      pageSize: 1000,
+      concurrency: 4,
+    });
+    for (const start of ['first load ÷ plain COPY', 're-run: time of first load', 're-run: token_transfers tuples written', 'memory:', 'growth:', 'latency-bound (50 ms, R = 20/s, 200,000 transfers): rows / s end to end']) {
+      expect(verdict(rows, start), start).toBe(false);
+    }
+  });
+
+  it('checks the API bounds of the dense and the sparse run separately', () => {
+    const rows = targetRows({ exporter: result(), pageSize: 1000, concurrency: 4 });
+    expect(verdict(rows, 'API dense: getTokenTransfers requests')).toBe(true);
+    expect(verdict(rows, 'API sparse (20,000 over 100,000 blocks): getTokenTransfers requests')).toBe(false);
+    expect(verdict(rows, 'API re-run: header calls')).toBe(true);
+  });
+
+  it('adds the CPU ratios, which have no target of their own, when every process was measured', () => {
+    const exporter = result();
+    if (!exporter.dense.ok || !exporter.growth.ok) throw new Error('fixture');
+    exporter.dense.value.first.cpuSeconds = { exporter: 20, server: 10, postgres: 90 };
+    exporter.dense.value.copy.postgresCpuSeconds = 30;
+    exporter.growth.value.load.cpuSeconds = { exporter: 4, server: 1, postgres: 10 };
+    const rows = targetRows({ exporter, pageSize: 1000, concurrency: 4 });
+    expect(rows.find((r) => r.figure.startsWith('PostgreSQL CPU: first load ÷ plain COPY'))).toMatchObject({ measured: '3' });
+    expect(rows.find((r) => r.figure.startsWith('growth by CPU seconds'))).toMatchObject({ measured: '8' });
+    expect(rows.filter((r) => r.figure.includes('CPU')).every((r) => r.ok === undefined)).toBe(true);
+  });
+
+  it('reports a failed scenario as a failed row that says why, and still checks the others', () => {
+    // without the dense time, the bench has no growth ratio
+    const exporter = { ...result({ timeRatio: Number.NaN }), dense: { ok: false, error: 'erc20-etl backfill exited with 1\nmore' } } as const;
+    const rows = targetRows({ exporter, pageSize: 1000, concurrency: 4 });
+    expect(rows.find((r) => r.figure.startsWith('dense'))).toMatchObject({ measured: 'erc20-etl backfill exited with 1', ok: false });
+    expect(rows.some((r) => r.figure.startsWith('first load'))).toBe(false);
+    expect(verdict(rows, 'growth')).toBe(false);
+    expect(verdict(rows, 'API sparse')).toBe(false);
+  });
+});
+
+describe('formatTable', () => {
+  it('aligns the columns and marks only the rows that have a target', () => {
+    const text = formatTable([
+      { figure: 'a figure', measured: '1,234', target: '≥ 1,000', ok: true },
+      { figure: 'b', measured: '5', target: '' },
+      { figure: 'c', measured: '0.5', target: '≥ 0.8', ok: false },
+    ]);
+    expect(text.split('\n')).toEqual(['figure    measured  target', 'a figure     1,234  ≥ 1,000  ✓', 'b                5', 'c              0.5  ≥ 0.8    ✗', '']);
+  });
+});
