@@ -55,20 +55,26 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   const noteBroken = () => {
     broken = true;
   };
-  // a key the API gives twice would loop forever
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
+  // the next page is fetched while this one loads: the API and PostgreSQL work at the same time
+  const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
+    const request = deps.transfers.fetchPage({
+      contract: task.contract,
+      fromBlock: chunk.fromBlock,
+      toBlock: chunk.toBlock,
+      pageSize: task.pageSize,
+      ...(key !== undefined && { pageKey: key }),
+    });
+    request.catch(() => undefined); // awaited below, or abandoned when the run stops
+    return request;
+  };
+  let prefetched: Promise<TransfersPage> | undefined;
   try {
     for (;;) {
       if (task.signal?.aborted) return;
       let page: TransfersPage;
       try {
-        page = await deps.transfers.fetchPage({
-          contract: task.contract,
-          fromBlock: chunk.fromBlock,
-          toBlock: chunk.toBlock,
-          pageSize: task.pageSize,
-          ...(pageKey !== undefined && { pageKey }),
-        });
+        page = await (prefetched ?? fetchPage(pageKey));
       } catch (err) {
         if (!(err instanceof PageKeyRejectedError) || pageKey === undefined) throw err;
         const restartAt = Math.min(chunk.resumeToBlock ?? chunk.toBlock, chunk.toBlock);
@@ -78,7 +84,12 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         chunk.pageKey = null;
         pageKey = undefined;
         continue;
+      } finally {
+        prefetched = undefined;
       }
+      // a key the API gave before would page forever: this page is kept, then the chunk stops
+      const repeated = page.nextPageKey !== undefined && keysSeen.has(page.nextPageKey);
+      if (page.nextPageKey !== undefined && !repeated) prefetched = fetchPage(page.nextPageKey);
       const last = page.transfers.at(-1);
       const done = page.nextPageKey === undefined;
       const resumeToBlock = last ? Math.min(last.blockNumber, chunk.resumeToBlock ?? last.blockNumber) : chunk.resumeToBlock;
@@ -125,7 +136,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       await events.onPage(counts, frontier - newFrontier, page);
       frontier = newFrontier;
       if (done) return;
-      if (keysSeen.has(page.nextPageKey!)) {
+      if (repeated) {
         throw new ChainDataError(
           `The API answered contract ${task.contract}, blocks ${chunk.fromBlock}–${chunk.toBlock}, with a nextPageKey it had ` +
             'already given, which would page forever. The pages committed so far are kept; run again later, and report it to the API provider if it persists.',
