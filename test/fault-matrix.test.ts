@@ -129,7 +129,13 @@ describe('the exporter under injected faults', () => {
         rateLimited: injected.rateLimited - (rival?.rateLimited ?? 0),
         headerLags: injected.headerLags,
       };
-      for (const kind of c.injects) expect(exporterGot[kind], `${kind} injected into the exporter`).toBeGreaterThan(0);
+      // with another client on the same project id, which of the two meets a given rare fault is chance:
+      // then each kind must have been injected, and the exporter must have met faults, but not every kind
+      for (const kind of c.injects) {
+        if (c.competitorRps && kind !== 'rateLimited') expect(injected[kind], `${kind} injected`).toBeGreaterThan(0);
+        else expect(exporterGot[kind], `${kind} injected into the exporter`).toBeGreaterThan(0);
+      }
+      expect(Object.values(exporterGot).reduce((a, b) => a + b, 0), 'faults the exporter met').toBeGreaterThan(0);
       for (const kind of Object.keys(injected) as (keyof InjectedFaults)[]) {
         if (!c.injects.includes(kind)) expect(injected[kind], `${kind} not configured`).toBe(0);
       }

