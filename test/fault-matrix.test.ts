@@ -135,7 +135,7 @@ describe('the exporter under injected faults', () => {
         if (c.competitorRps && kind !== 'rateLimited') expect(injected[kind], `${kind} injected`).toBeGreaterThan(0);
         else expect(exporterGot[kind], `${kind} injected into the exporter`).toBeGreaterThan(0);
       }
-      expect(Object.values(exporterGot).reduce((a, b) => a + b, 0), 'faults the exporter met').toBeGreaterThan(0);
+      if (c.injects.length) expect(Object.values(exporterGot).reduce((a, b) => a + b, 0), 'faults the exporter met').toBeGreaterThan(0);
       for (const kind of Object.keys(injected) as (keyof InjectedFaults)[]) {
         if (!c.injects.includes(kind)) expect(injected[kind], `${kind} not configured`).toBe(0);
       }
