@@ -5,9 +5,10 @@ import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
 import { withRetry } from '../source/retry.ts';
-import { loadPage, type MergeCounts } from '../warehouse/load-page.ts';
+import { AlreadyLoadedError, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
 import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
-import { dropPageKey, type ChunkState } from '../warehouse/ranges.ts';
+import { decideFresh, dropPageKey, setFresh, type ChunkState } from '../warehouse/ranges.ts';
+import { pageSpan } from './page-span.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
 export interface PageSource {
@@ -48,8 +49,10 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   const { chunk } = task;
   if (chunk.done) return;
   let pageKey = chunk.pageKey ?? undefined;
-  // every block above `frontier` is committed whole
+  // every block above `frontier` is committed whole; the previous page ended in block `edge`
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
+  let edge = chunk.resumeToBlock ?? chunk.toBlock + 1;
+  if (chunk.fresh === null) await decideFresh(deps.warehouse.db, chunk, task.contract);
   let client: pg.PoolClient | undefined;
   let broken = false;
   const noteBroken = () => {
@@ -79,10 +82,11 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         if (!(err instanceof PageKeyRejectedError) || pageKey === undefined) throw err;
         const restartAt = Math.min(chunk.resumeToBlock ?? chunk.toBlock, chunk.toBlock);
         deps.logger.warn({ msg: 'page key refused; going on from the lowest committed block', job: task.job, contract: task.contract, block: restartAt });
-        await dropPageKey(deps.warehouse.db, chunk.id, restartAt);
+        await dropPageKey(deps.warehouse.db, chunk, restartAt);
         chunk.toBlock = restartAt;
         chunk.pageKey = null;
         pageKey = undefined;
+        edge = restartAt;
         continue;
       } finally {
         prefetched = undefined;
@@ -93,12 +97,27 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       const last = page.transfers.at(-1);
       const done = page.nextPageKey === undefined;
       const resumeToBlock = last ? Math.min(last.blockNumber, chunk.resumeToBlock ?? last.blockNumber) : chunk.resumeToBlock;
+      const span = pageSpan({ fromBlock: chunk.fromBlock, edge, blocks: page.transfers.map((t) => t.blockNumber), done });
       const load = {
         runId: task.runId,
         rangeId: chunk.rangeId,
         chunkId: chunk.id,
+        contract: task.contract,
         rows: page.transfers,
+        interior: span.interior,
+        edges: span.edges,
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done },
+      };
+      const loadPageAs = async (into: pg.PoolClient, mode: 'copy' | 'merge'): Promise<MergeCounts> => {
+        try {
+          return await loadPage(into, { ...load, mode });
+        } catch (err) {
+          if (!(err instanceof AlreadyLoadedError)) throw err;
+          // another job loaded these blocks meanwhile, or the chunk re-reads a block: merge from now on
+          deps.logger.info({ msg: err.message, job: task.job, contract: task.contract, chunk: chunk.id });
+          await setFresh(deps.warehouse.db, chunk, false);
+          return loadPage(into, { ...load, mode: 'merge' });
+        }
       };
       // a deadlock with another job, or PostgreSQL restarting, costs a retry of this page, not the run
       const counts = await withRetry(
@@ -111,7 +130,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
             client.on('error', noteBroken);
           }
           try {
-            return await loadPage(client, load);
+            return await loadPageAs(client, chunk.fresh ? 'copy' : 'merge');
           } catch (err) {
             if (brokenConnection(err) || broken) {
               client.removeListener('error', noteBroken);
@@ -135,6 +154,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       const newFrontier = done ? chunk.fromBlock : Math.min(frontier, (resumeToBlock ?? chunk.toBlock) + 1);
       await events.onPage(counts, frontier - newFrontier, page);
       frontier = newFrontier;
+      edge = span.nextEdge;
       if (done) return;
       if (repeated) {
         throw new ChainDataError(

@@ -10,6 +10,8 @@ export interface ChunkState {
   resumeToBlock: number | null;
   done: boolean;
   rows: number;
+  /** Pages COPY straight in (true), merge (false), or not decided yet (null): see {@link decideFresh}. */
+  fresh: boolean | null;
 }
 
 export interface RangeState {
@@ -54,7 +56,19 @@ export async function openRanges(db: Kysely<Database>, job: string): Promise<Ran
   }));
 }
 
-function toChunk(c: { id: string; range_id: string; from_block: string; to_block: string; page_key: string | null; resume_to_block: string | null; done: boolean; rows: string }): ChunkState {
+interface ChunkRow {
+  id: string;
+  range_id: string;
+  from_block: string;
+  to_block: string;
+  page_key: string | null;
+  resume_to_block: string | null;
+  done: boolean;
+  rows: string;
+  fresh: boolean | null;
+}
+
+function toChunk(c: ChunkRow): ChunkState {
   return {
     id: c.id,
     rangeId: c.range_id,
@@ -64,6 +78,7 @@ function toChunk(c: { id: string; range_id: string; from_block: string; to_block
     resumeToBlock: c.resume_to_block === null ? null : Number(c.resume_to_block),
     done: c.done,
     rows: Number(c.rows),
+    fresh: c.fresh,
   };
 }
 
@@ -96,12 +111,39 @@ export async function createRange(
 
 /**
  * Forgets a chunk's page key after the API refused it: the chunk now ends at its lowest committed block
- * (everything above it is committed), which it re-reads whole.
+ * (everything above it is committed), which it re-reads whole; the keys seen in that block so far are
+ * dropped with the key, since the re-read records them all again.
  */
-export async function dropPageKey(db: Kysely<Database>, chunkId: string, toBlock: number): Promise<void> {
-  await db
-    .updateTable('export_chunks')
-    .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, updated_at: sql`now()` })
-    .where('id', '=', chunkId)
-    .execute();
+export async function dropPageKey(db: Kysely<Database>, chunk: Pick<ChunkState, 'id' | 'rangeId'>, toBlock: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('export_chunks')
+      .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, updated_at: sql`now()` })
+      .where('id', '=', chunk.id)
+      .execute();
+    await trx.deleteFrom('export_seen').where('range_id', '=', chunk.rangeId).where('block_number', '=', String(toBlock)).execute();
+  });
+}
+
+/**
+ * Decides once whether a chunk is fresh: no transfer of its contract in its blocks, so its pages can COPY
+ * straight into token_transfers. The answer is stored, so a resumed chunk keeps it.
+ */
+export async function decideFresh(db: Kysely<Database>, chunk: ChunkState, contract: string): Promise<boolean> {
+  const found = await db
+    .selectFrom('token_transfers')
+    .select(sql<number>`1`.as('one'))
+    .where('contract_address', '=', contract)
+    .where('block_number', '>=', String(chunk.fromBlock))
+    .where('block_number', '<=', String(chunk.toBlock))
+    .limit(1)
+    .executeTakeFirst();
+  return setFresh(db, chunk, found === undefined);
+}
+
+/** Stores whether a chunk's pages COPY straight in; resolves to it. */
+export async function setFresh(db: Kysely<Database>, chunk: ChunkState, fresh: boolean): Promise<boolean> {
+  await db.updateTable('export_chunks').set({ fresh }).where('id', '=', chunk.id).execute();
+  chunk.fresh = fresh;
+  return fresh;
 }

@@ -9,9 +9,12 @@ export interface ReconcileResult {
 
 /**
  * Closes finished ranges in one transaction: rows of each range's contract and blocks that the API no
- * longer returned (no key in export_seen) move to token_transfers_removed with the run that removed them
- * (never a delete without a copy); a coverage row records the range; its seen keys are dropped.
- * Called only when every chunk of every range of the run is done, so nothing moves after a failure.
+ * longer returned move to token_transfers_removed with the run that removed them (never a delete without a
+ * copy). Those are the rows its pages found missing from the blocks each covered alone (export_missing),
+ * and the rows of the blocks two pages shared that neither held (no key in export_seen); a row that has
+ * moved to another block since it was found missing stays. A coverage row records the range, and its
+ * page records are dropped. Called only when every chunk of every range of the run is done, so nothing
+ * moves after a failure.
  */
 export async function reconcileRanges(
   db: Kysely<Database>,
@@ -29,18 +32,23 @@ export async function reconcileRanges(
         .where('status', '=', 'open')
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
-      // export_seen grew by every row of the range since the planner last sampled it: with stale statistics
-      // it may think the table empty and nest a scan of it per row (hours for a million rows). An anti-join
-      // by hash is linear whatever the statistics say.
-      await sql`SET LOCAL enable_nestloop = off; SET LOCAL jit = off`.execute(trx);
+      await sql`SET LOCAL jit = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
-        WITH gone AS (
+        WITH doomed AS (
+          SELECT m.transaction_hash, m.log_index, m.block_number FROM export_missing m WHERE m.range_id = ${range.id}
+          UNION
+          SELECT t.transaction_hash, t.log_index, t.block_number
+          FROM (SELECT DISTINCT block_number FROM export_seen WHERE range_id = ${range.id}) e
+          JOIN token_transfers t ON t.contract_address = ${range.contract} AND t.block_number = e.block_number
+          WHERE NOT EXISTS (
+            SELECT 1 FROM export_seen s
+            WHERE s.range_id = ${range.id} AND s.transaction_hash = t.transaction_hash AND s.log_index = t.log_index)
+        ), gone AS (
           DELETE FROM token_transfers t
-          WHERE t.contract_address = ${range.contract}
+          USING doomed d
+          WHERE t.transaction_hash = d.transaction_hash AND t.log_index = d.log_index AND t.block_number = d.block_number
+            AND t.contract_address = ${range.contract}
             AND t.block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}
-            AND NOT EXISTS (
-              SELECT 1 FROM export_seen s
-              WHERE s.range_id = ${range.id} AND s.transaction_hash = t.transaction_hash AND s.log_index = t.log_index)
           RETURNING t.*
         ), kept AS (
           INSERT INTO token_transfers_removed (
@@ -52,7 +60,6 @@ export async function reconcileRanges(
           RETURNING 1
         )
         SELECT count(*)::int AS removed FROM kept`.execute(trx);
-      await sql`SET LOCAL enable_nestloop = on`.execute(trx);
       await markCanonical(trx, range);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
@@ -63,6 +70,7 @@ export async function reconcileRanges(
         .values({ job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
         .execute();
       await trx.deleteFrom('export_seen').where('range_id', '=', range.id).execute();
+      await trx.deleteFrom('export_missing').where('range_id', '=', range.id).execute();
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
       results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });
     }

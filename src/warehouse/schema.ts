@@ -111,13 +111,25 @@ export interface ExportChunksTable {
   pages: Generated<number>;
   rows: Generated<string>;
   done: Generated<boolean>;
+  /** Its blocks held no transfer of the contract when it started: pages COPY straight in (null: not decided yet). */
+  fresh: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
   updated_at: Generated<Date>;
 }
 
+/** Keys of the blocks a page shares with the next page of its chunk: checked when the range is reconciled. */
 export interface ExportSeenTable {
   range_id: BigintColumn;
   transaction_hash: string;
   log_index: number;
+  block_number: BigintColumn;
+}
+
+/** Rows in blocks a page covered alone that the page did not hold: moved when the range is reconciled. */
+export interface ExportMissingTable {
+  range_id: BigintColumn;
+  transaction_hash: string;
+  log_index: number;
+  block_number: BigintColumn;
 }
 
 export interface ExportCoverageTable {
@@ -140,5 +152,6 @@ export interface Database {
   export_ranges: ExportRangesTable;
   export_chunks: ExportChunksTable;
   export_seen: ExportSeenTable;
+  export_missing: ExportMissingTable;
   export_coverage: ExportCoverageTable;
 }
