@@ -40,6 +40,21 @@ describe('splitPhases', () => {
     expect(phases.reduce((sum, p) => sum + p.seconds, 0)).toBeCloseTo(5);
   });
 
+  it('shows headers fetched alongside the pages as one phase, and the last ones after it', () => {
+    const early: Sample[] = samples.map((x) => (x.at === 2500 ? { ...x, headerCalls: 100 } : x.at === 3500 ? { ...x, headerCalls: 200 } : x));
+    const phases = splitPhases(
+      { spawnedAt: 1000, runStartedAt: 2000, reconcileStartedAt: 5000, runFinishedAt: 5500, exitedAt: 6000, transferRequests: 10, headerCalls: 300 },
+      early,
+    );
+    expect(phases.map((p) => [p.name, p.seconds])).toEqual([
+      ['start-up', 1],
+      ['read pages and fetch headers', 1.5],
+      ['fetch the last headers', 1.5],
+      ['reconcile', 0.5],
+      ['exit', 0.5],
+    ]);
+  });
+
   it('merges what follows the last mark a failed run left into one phase ending at the exit', () => {
     const phases = splitPhases({ spawnedAt: 1000, runStartedAt: 2000, exitedAt: 6000, transferRequests: 11, headerCalls: 0 }, samples);
     expect(phases.map((p) => [p.name, p.seconds])).toEqual([

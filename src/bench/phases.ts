@@ -31,7 +31,8 @@ const CPU_KEYS: readonly CpuKey[] = ['exporterCpuSeconds', 'serverCpuSeconds', '
  * Splits a run into phases at the marks it left: start-up (spawn → run row written), reading pages
  * (→ the server has served the last page), finding the missing headers (→ the first header call),
  * fetching headers (→ the reconciliation transaction starts), reconciling (→ the run row is closed), and
- * exit. A mark that is missing merges its two phases; the page and header marks come from the samples,
+ * exit. When the first header call comes before the last page, headers were fetched alongside the pages:
+ * the phases are then reading pages and fetching headers, and fetching the last headers. A mark that is missing merges its two phases; the page and header marks come from the samples,
  * so they are as fine as the sampling interval. CPU per phase is interpolated between samples; memory is the
  * largest sample in the phase.
  *
@@ -41,11 +42,20 @@ export function splitPhases(marks: PhaseMarks, samples: readonly Sample[]): Phas
   const firstAt = (reached: (s: Sample) => boolean) => samples.find(reached)?.at;
   const lastPageAt = marks.transferRequests > 0 ? firstAt((s) => (s.transferRequests ?? -1) >= marks.transferRequests) : undefined;
   const firstHeaderAt = marks.headerCalls > 0 ? firstAt((s) => (s.headerCalls ?? 0) > 0) : undefined;
+  // headers fetched while pages are read (the exporter does that for the ranges it plans) share the phase
+  const alongside = firstHeaderAt !== undefined && lastPageAt !== undefined && firstHeaderAt < lastPageAt;
   const cuts: { name: string; at: number | undefined }[] = [
     { name: 'start-up', at: marks.runStartedAt },
-    { name: 'read pages', at: lastPageAt },
-    { name: 'find missing headers', at: firstHeaderAt },
-    { name: 'fetch headers', at: marks.reconcileStartedAt },
+    ...(alongside
+      ? [
+          { name: 'read pages and fetch headers', at: lastPageAt },
+          { name: 'fetch the last headers', at: marks.reconcileStartedAt },
+        ]
+      : [
+          { name: 'read pages', at: lastPageAt },
+          { name: 'find missing headers', at: firstHeaderAt },
+          { name: 'fetch headers', at: marks.reconcileStartedAt },
+        ]),
     { name: 'reconcile', at: marks.runFinishedAt },
     { name: 'exit', at: marks.exitedAt },
   ];

@@ -8,6 +8,8 @@ import { ChainDataError } from './errors.ts';
 
 export interface HeaderSource {
   headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+  /** Calls per JSON-RPC POST (100 when not said). */
+  readonly batchSize?: number;
 }
 
 export interface EnrichDeps {
@@ -44,7 +46,8 @@ export async function enrichRanges(
   return stored.reduce((a, b) => a + b, 0);
 }
 
-async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string }, group: MissingHeader[]): Promise<number> {
+/** Fetches, verifies and stores one group of headers, asking again for those not found yet; resolves to the number stored. */
+export async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string }, group: MissingHeader[]): Promise<number> {
   let pending = group;
   let stored = 0;
   for (let attempt = 0; pending.length; attempt++) {

@@ -12,6 +12,7 @@ import { reconcileRanges } from '../warehouse/reconcile.ts';
 import { emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
 import { saveToken } from '../warehouse/tokens.ts';
 import { enrichRanges, type HeaderSource } from './enrich.ts';
+import { createHeaderQueue, type HeaderQueue } from './header-queue.ts';
 import { JobLockedError } from './errors.ts';
 import { EtlError, FatalError } from '../common/errors.ts';
 import { classifyPgError } from '../warehouse/pg-errors.ts';
@@ -84,11 +85,11 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       flush();
       ledgerWrite = ledgerWrite.then(() => recordRun(warehouse.db, runId!, totals)).catch(() => undefined);
     }, LEDGER_EVERY_MS);
-    const phase = (ranges: RangeState[]) => processRanges(deps, job, runId!, ranges, totals, lock);
+    const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, runId!, ranges, totals, lock, resumed);
 
     // first the ranges an earlier run left open (it was killed, or failed part-way) …
     const resumed = await openRanges(warehouse.db, job.name);
-    const summaries: RangeSummary[] = resumed.length ? await phase(resumed) : [];
+    const summaries: RangeSummary[] = resumed.length ? await phase(resumed, true) : [];
     // … then the plan: a follow-the-head contract always re-reads its last `finality` blocks up to the
     // head (blocks a resumed range read before a reorg included); an explicit range just resumed is done
     const lastCovered = await lastCoveredBlocks(deps, job.name, contracts);
@@ -111,7 +112,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     if (all.length) {
       await setRunSpan(warehouse.db, runId, Math.min(...all.map((r) => r.fromBlock)), Math.max(...all.map((r) => r.toBlock)));
     }
-    summaries.push(...(await phase(ranges)));
+    summaries.push(...(await phase(ranges, false)));
     totals.rowsRemoved = summaries.reduce((a, s) => a + s.removed, 0);
     await stopLedgerTimer();
     flush();
@@ -139,7 +140,14 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
 
 const LEDGER_EVERY_MS = 5_000;
 
-/** Read → enrich → reconcile for a set of ranges: the finished ranges are closed together at the end. */
+/** JSON-RPC POSTs of headers in flight while pages are read: the pages keep the larger share of the connections. */
+const HEADER_POSTS_ALONGSIDE = 2;
+
+/**
+ * Read (fetching the headers of each committed page alongside) → reconcile, for a set of ranges: the
+ * finished ranges are closed together at the end. Ranges an earlier run left open may hold pages whose
+ * headers that run never fetched, so their blocks are also searched for missing headers afterwards.
+ */
 async function processRanges(
   deps: RunDeps,
   job: Readonly<JobConfig>,
@@ -147,11 +155,19 @@ async function processRanges(
   ranges: RangeState[],
   totals: RunTotals,
   lock: JobLock,
+  resumed: boolean,
 ): Promise<RangeSummary[]> {
   if (!ranges.length) return [];
-  await readRanges(deps, job, runId, ranges, totals, lock);
+  const headers = createHeaderQueue(deps, { job: job.name, runId, batchSize: deps.rpc.batchSize ?? 100, concurrency: HEADER_POSTS_ALONGSIDE });
+  try {
+    await readRanges(deps, job, runId, ranges, totals, lock, headers);
+    totals.headersFetched += await headers.drain();
+  } catch (err) {
+    await headers.settle();
+    throw err;
+  }
   await lock.ensure();
-  totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
+  if (resumed) totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
   await lock.ensure();
   const reconciled = await reconcileRanges(deps.warehouse.db, ranges, runId);
   return ranges.map((r) => ({
@@ -163,7 +179,15 @@ async function processRanges(
   }));
 }
 
-async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string, ranges: RangeState[], totals: RunTotals, lock: JobLock) {
+async function readRanges(
+  deps: RunDeps,
+  job: Readonly<JobConfig>,
+  runId: string,
+  ranges: RangeState[],
+  totals: RunTotals,
+  lock: JobLock,
+  headers: HeaderQueue,
+) {
   const limit = pLimit(job.concurrency);
   // the first chunk that fails stops the others after their current page; so does losing the job's lock
   const stop = new AbortController();
@@ -199,6 +223,7 @@ async function readRanges(deps: RunDeps, job: Readonly<JobConfig>, runId: string
                 for (const warning of page.warnings) {
                   deps.logger.warn({ msg: warning, job: job.name, contract: range.contract });
                 }
+                await headers.offer(page.transfers, range.contract);
               },
             },
           ).catch((err: unknown) => {

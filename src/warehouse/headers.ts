@@ -38,6 +38,13 @@ export async function missingHeaders(
   return rows.map((r) => ({ hash: r.hash, number: Number(r.number), timestamp: r.timestamp, conflicts: r.conflicts, contracts: r.contracts }));
 }
 
+/** Which of these block hashes block_headers has already. */
+export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Set<string>> {
+  if (!hashes.length) return new Set();
+  const rows = await db.selectFrom('block_headers').select('hash').where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`).execute();
+  return new Set(rows.map((r) => r.hash));
+}
+
 const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());
 
 /** Stores verified headers (every field, snake_case; quantities as decimal text; unknown keys in extra_fields). */
