@@ -48,7 +48,8 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   const remember = (t: TransferRecord, contract: string): MissingHeader | undefined => {
     const known = remembered.get(t.blockHash);
     if (known) {
-      if (known.number !== t.blockNumber || Date.parse(known.timestamp) !== Date.parse(t.blockTimestamp)) {
+      const sameTime = known.timestamp === t.blockTimestamp || Date.parse(known.timestamp) === Date.parse(t.blockTimestamp);
+      if (known.number !== t.blockNumber || !sameTime) {
         throw new ChainDataError(
           `Transfers in block ${t.blockHash} disagree on its number or timestamp (${known.number} at ${known.timestamp}, ` +
             `then ${t.blockNumber} at ${t.blockTimestamp}). The API served inconsistent data; run the range again, and report it to the API provider if it persists.`,
