@@ -4,7 +4,7 @@ import { planRun, type PlanInput } from './plan.ts';
 
 const A = `0x${'aa'.repeat(20)}`;
 const B = `0x${'bb'.repeat(20)}`;
-const base: PlanInput = { contracts: [], head: 1000, finality: 64, chunksPerRange: 4, lastCovered: new Map() };
+const base: PlanInput = { contracts: [], head: 1000, finality: 64, chunks: 4, lastCovered: new Map() };
 
 describe('splitRange', () => {
   it('covers the range exactly once, newest span first, in near-equal spans', () => {
@@ -50,5 +50,13 @@ describe('planRun', () => {
     const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 0, toBlock: 10 }, { address: B, fromBlock: 2000 }] });
     expect(plan.ranges.map((r) => r.contract)).toEqual([A]);
     expect(plan.notes).toEqual([{ contract: B, level: 'info', message: expect.stringMatching(/nothing to read/) }]);
+  });
+
+  it('shares the chunks out over the contracts, at least one each, so the extra requests stay bounded', () => {
+    const three = [A, B, `0x${'cc'.repeat(20)}`].map((address) => ({ address, fromBlock: 0, toBlock: 999 }));
+    expect(planRun({ ...base, chunks: 8, contracts: three }).ranges.map((r) => r.chunks.length)).toEqual([3, 3, 2]);
+    expect(planRun({ ...base, chunks: 2, contracts: three }).ranges.map((r) => r.chunks.length)).toEqual([1, 1, 1]);
+    const one = planRun({ ...base, chunks: 8, contracts: [{ address: A, fromBlock: 0, toBlock: 999 }] });
+    expect(one.ranges[0]!.chunks).toEqual(splitRange({ fromBlock: 0, toBlock: 999 }, 8));
   });
 });

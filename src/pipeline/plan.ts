@@ -12,8 +12,11 @@ export interface PlanInput {
   head: number;
   /** Blocks re-read at the end of what a job covered, to catch reorgs (job `finality`). */
   finality: number;
-  /** Chunks per new range. */
-  chunksPerRange: number;
+  /**
+   * Chunks in all, shared out over the ranges (each range gets at least one). Every chunk may end in a
+   * partial page, so n chunks cost at most n − 1 requests more than one chunk would.
+   */
+  chunks: number;
   /** The highest block this job has covered per contract, if any. */
   lastCovered: ReadonlyMap<string, number>;
 }
@@ -34,7 +37,7 @@ export interface Plan {
  * without one the contract runs to the head, from where the job last ended minus `finality` blocks
  * (or from `fromBlock` the first time). Pure: everything it needs is passed in.
  *
- * @example planRun({ contracts: [{ address: a, fromBlock: 100 }], head: 500, finality: 64, chunksPerRange: 2,
+ * @example planRun({ contracts: [{ address: a, fromBlock: 100 }], head: 500, finality: 64, chunks: 2,
  *   lastCovered: new Map([[a, 400]]) }) // → one range 337…500 in 2 chunks
  */
 export function planRun(input: PlanInput): Plan {
@@ -55,7 +58,11 @@ export function planRun(input: PlanInput): Plan {
       notes.push({ contract: c.address, level: 'info', message: `nothing to read: fromBlock ${fromBlock} is past ${toBlock}` });
       continue;
     }
-    ranges.push({ contract: c.address, fromBlock, toBlock, chunks: splitRange({ fromBlock, toBlock }, input.chunksPerRange) });
+    ranges.push({ contract: c.address, fromBlock, toBlock, chunks: [] });
   }
+  ranges.forEach((r, i) => {
+    const share = Math.floor(input.chunks / ranges.length) + (i < input.chunks % ranges.length ? 1 : 0);
+    r.chunks = splitRange(r, Math.max(1, share));
+  });
   return { ranges, notes };
 }

@@ -99,8 +99,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       head,
       finality: job.finality,
       // chunks of different contracts run side by side too: 2 × concurrency chunks in all keeps every
-      // worker busy while bounding the extra (partial last page) requests that each chunk costs
-      chunksPerRange: Math.max(1, Math.ceil((2 * job.concurrency) / Math.max(1, planned.length))),
+      // worker busy while bounding the extra (partial last page) requests that the chunks cost
+      chunks: 2 * job.concurrency,
       lastCovered,
     });
     for (const note of plan.notes) logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
