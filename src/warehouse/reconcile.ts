@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import type { RangeState } from './ranges.ts';
+import { mergeSpans, type Span } from './block-spans.ts';
 
 export interface ReconcileResult {
   removed: number;
@@ -23,6 +24,7 @@ export async function reconcileRanges(
 ): Promise<Map<string, ReconcileResult>> {
   return db.transaction().execute(async (trx) => {
     const results = new Map<string, ReconcileResult>();
+    const claimedSpans: Span[] = [];
     for (const range of ranges) {
       // claim the range first: a range another run already closed is never reconciled twice
       const claimed = await trx
@@ -32,6 +34,7 @@ export async function reconcileRanges(
         .where('status', '=', 'open')
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
+      claimedSpans.push(range);
       await sql`SET LOCAL jit = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
         WITH doomed AS (
@@ -60,7 +63,6 @@ export async function reconcileRanges(
           RETURNING 1
         )
         SELECT count(*)::int AS removed FROM kept`.execute(trx);
-      await markCanonical(trx, range);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
         WHERE contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
@@ -74,6 +76,8 @@ export async function reconcileRanges(
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
       results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });
     }
+    // once per block, however many contracts' ranges cover it
+    for (const span of mergeSpans(claimedSpans)) await markCanonical(trx, span);
     return results;
   });
 }
@@ -83,7 +87,7 @@ export async function reconcileRanges(
  * in a reconciled range, a header that no transfer points at any more belongs to an orphaned block (a
  * header is only ever fetched because transfers pointed at it); one that transfers point at is canonical.
  */
-async function markCanonical(trx: Kysely<Database>, range: RangeState): Promise<void> {
+async function markCanonical(trx: Kysely<Database>, range: Span): Promise<void> {
   await sql`
     UPDATE block_headers h SET canonical = EXISTS (SELECT 1 FROM token_transfers t WHERE t.block_hash = h.hash)
     WHERE h.number BETWEEN ${range.fromBlock} AND ${range.toBlock}
