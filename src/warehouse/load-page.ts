@@ -86,9 +86,13 @@ const CHECKPOINT = `
 // The staging table is never analyzed and token_transfers' statistics lag behind a large load: left to
 // itself the planner may join a page by scanning all of token_transfers. A page is at most 1000 rows,
 // so probing the primary key once per staged row is always right (and never worth compiling: no JIT).
-const BEGIN_MERGE = 'BEGIN; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_seqscan = off; SET LOCAL jit = off';
+// A page's commit need not wait for its WAL to reach the disk: if PostgreSQL crashes, the pages it loses
+// lose their checkpoints with them, and the next run reads them again. Whatever ends a run (reconciliation,
+// the ledger) commits synchronously, which also flushes every page committed before it.
+const PAGE_TRANSACTION = 'BEGIN; SET LOCAL synchronous_commit = off; SET LOCAL jit = off';
+const BEGIN_MERGE = `${PAGE_TRANSACTION}; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_seqscan = off`;
 const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nestloop = off';
-const BEGIN_COPY = 'BEGIN; SET LOCAL jit = off';
+const BEGIN_COPY = PAGE_TRANSACTION;
 const UNIQUE_VIOLATION = '23505';
 
 /** A fresh chunk's page met a row the warehouse already holds (another job, or a re-read block): merge it. */
