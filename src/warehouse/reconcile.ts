@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import type { RangeState } from './ranges.ts';
-import { mergeSpans, type Span } from './block-spans.ts';
+import { mergeSpans, type Span } from '../common/spans.ts';
 
 export interface ReconcileResult {
   removed: number;
