@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Command } from 'commander';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -12,7 +11,7 @@ import { createRng } from '../devnet/rng.ts';
 import { createDevnet } from '../devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
 import { parseApiUrl } from '../source/api-url.ts';
-import { createWarehouse } from '../warehouse/db.ts';
+import { createWarehouse, type Warehouse } from '../warehouse/db.ts';
 import { startEmbeddedPostgres } from '../warehouse/embedded-postgres.ts';
 import { migrateToLatest } from '../warehouse/migrate.ts';
 import { exportJob } from './exporter.ts';
@@ -22,66 +21,78 @@ const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const DEMO_DATABASE = 'erc20_demo';
 
 /**
- * `npm run demo`: a real export, offline. The reference server serves the default synthetic chain, an
- * embedded PostgreSQL keeps its data under `.data/demo-pg`, `jobs/demo.json` runs, and one analytics
- * query answers. Run again, it finds its data and changes nothing.
+ * `erc20-etl demo` (what `npm run demo` runs): a real export, offline. The reference server serves the
+ * default synthetic chain, an embedded PostgreSQL keeps its data under `.data/demo-pg`, `jobs/demo.json`
+ * runs, and one analytics query answers. Run again, it finds its data and changes nothing.
  */
-export function registerDemo(program: Command): void {
-  program
-    .command('demo')
-    .description('run a real export against the local reference server into an embedded PostgreSQL (data in .data/)')
-    .action(async () => {
-      const started = performance.now();
-      const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
-      const out = (line: string) => process.stdout.write(`${line}\n`);
+export async function runDemo(): Promise<void> {
+  const started = performance.now();
+  const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
 
-      const dataset = generateSyntheticDataset(SYNTHETIC_DEFAULTS);
-      const rng = createRng(SYNTHETIC_DEFAULTS.seed);
-      const devnet = createDevnet({
-        config: { host: '127.0.0.1', port: 0, projectIds: ['demo'], chainId: 1, faults: {}, pageKeyTtlSeconds: 86_400, seed: SYNTHETIC_DEFAULTS.seed },
-        logger: pino({ level: 'silent' }),
-        clock: systemClock,
-        chain: createChainStore(dataset),
-        random: () => rng.next(),
-      });
-      const origin = await devnet.listen();
-      const d = SYNTHETIC_DEFAULTS;
-      out(`reference server: synthetic chain (seed ${d.seed}: ${d.blocks} blocks from ${d.startBlock}, ${d.tokens} tokens, ${d.transfers} transfers) at ${origin}/<project-id>`);
+  const dataset = generateSyntheticDataset(SYNTHETIC_DEFAULTS);
+  const rng = createRng(SYNTHETIC_DEFAULTS.seed);
+  const devnet = createDevnet({
+    config: { host: '127.0.0.1', port: 0, projectIds: ['demo'], chainId: 1, faults: {}, pageKeyTtlSeconds: 86_400, seed: SYNTHETIC_DEFAULTS.seed },
+    logger: pino({ level: 'silent' }),
+    clock: systemClock,
+    chain: createChainStore(dataset),
+    random: () => rng.next(),
+  });
+  const origin = await devnet.listen();
+  const d = SYNTHETIC_DEFAULTS;
+  out(`reference server: synthetic chain (seed ${d.seed}: ${d.blocks} blocks from ${d.startBlock}, ${d.tokens} tokens, ${d.transfers} transfers) at ${origin}/<project-id>`);
 
-      const dataDir = join(PROJECT_DIR, '.data', 'demo-pg');
-      const postgres = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR, logger });
-      try {
-        const databaseUrl = await ensureDatabase(postgres.url, DEMO_DATABASE);
-        out(`PostgreSQL: embedded, data in .data/demo-pg, listening on 127.0.0.1:${postgres.port}, database ${DEMO_DATABASE}`);
-        const warehouse = createWarehouse({ databaseUrl, logger, maxConnections: 2 });
-        try {
-          const migrated = await migrateToLatest(warehouse);
-          out(migrated.applied.length ? `migrate: applied ${migrated.applied.join(', ')}` : 'migrate: up to date');
-          const job = await loadJobFile(join(PROJECT_DIR, 'jobs', 'demo.json'));
-          const summary = await exportJob({ databaseUrl, api: parseApiUrl(`${origin}/demo`), logger, tty: false }, job, 'run');
-          out('');
-          process.stdout.write(summaryText(summary));
-          out('');
-          out('Top tokens by transfers (SELECT … FROM token_transfers_enriched GROUP BY token):');
-          const { rows } = await sql<{ token: string; transfers: string; volume: string | null; senders: string; blocks: string }>`
-            SELECT coalesce(token_symbol, left(contract_address, 10) || '… (unknown)') AS token,
-                   count(*) AS transfers,
-                   round(sum(value_scaled), 2)::text AS volume,
-                   count(DISTINCT from_address) AS senders,
-                   count(DISTINCT block_number) AS blocks
-            FROM token_transfers_enriched
-            GROUP BY 1 ORDER BY count(*) DESC, 1`.execute(warehouse.db);
-          out(table(['token', 'transfers', 'volume (scaled by decimals)', 'senders', 'blocks'], rows.map((r) => [r.token, r.transfers, abbreviate(r.volume), r.senders, r.blocks])));
-          out('');
-          out(`done in ${((performance.now() - started) / 1000).toFixed(1)} s. Query the warehouse yourself: ${postgres.url.replace(/:[^:@/]*@/, ':…@').replace(/\/postgres$/, `/${DEMO_DATABASE}`)} (while the demo runs) — or see README for docker-compose.`);
-        } finally {
-          await warehouse.close();
-        }
-      } finally {
-        await postgres.stop();
-        await devnet.close();
-      }
+  const dataDir = join(PROJECT_DIR, '.data', 'demo-pg');
+  const postgres = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR, logger });
+  try {
+    const databaseUrl = await ensureDatabase(postgres.url, DEMO_DATABASE);
+    out(`PostgreSQL: embedded, data in .data/demo-pg, listening on 127.0.0.1:${postgres.port}, database ${DEMO_DATABASE}`);
+    const warehouse = createWarehouse({ databaseUrl, logger, maxConnections: 2 });
+    try {
+      const migrated = await migrateToLatest(warehouse);
+      out(migrated.applied.length ? `migrate: applied ${migrated.applied.join(', ')}` : 'migrate: up to date');
+      const job = await loadJobFile(join(PROJECT_DIR, 'jobs', 'demo.json'));
+      const summary = await exportJob({ databaseUrl, api: parseApiUrl(`${origin}/demo`), logger, tty: false }, job, 'run');
+      out('');
+      process.stdout.write(summaryText(summary));
+      out('');
+      out('Top tokens by transfers (SELECT … FROM token_transfers_enriched GROUP BY token):');
+      const { rows } = await sql<{ token: string; transfers: string; volume: string | null; senders: string; blocks: string }>`
+        SELECT coalesce(token_symbol, left(contract_address, 10) || '… (unknown)') AS token,
+               count(*) AS transfers,
+               round(sum(value_scaled), 2)::text AS volume,
+               count(DISTINCT from_address) AS senders,
+               count(DISTINCT block_number) AS blocks
+        FROM token_transfers_enriched
+        GROUP BY 1 ORDER BY count(*) DESC, 1`.execute(warehouse.db);
+      out(table(['token', 'transfers', 'volume (scaled by decimals)', 'senders', 'blocks'], rows.map((r) => [r.token, r.transfers, abbreviate(r.volume), r.senders, r.blocks])));
+      out('');
+      out(`done in ${((performance.now() - started) / 1000).toFixed(1)} s. Query the warehouse yourself: ${postgres.url.replace(/:[^:@/]*@/, ':…@').replace(/\/postgres$/, `/${DEMO_DATABASE}`)} (while the demo runs) — or see README for docker-compose.`);
+    } finally {
+      await closeConnections(warehouse);
+    }
+  } finally {
+    await postgres.stop();
+    await devnet.close();
+  }
+}
+
+/**
+ * Closes the warehouse and waits until each of its connections has ended: pg's `Pool.end()` resolves as soon
+ * as it has asked them to, and the server stops right after, which would end a connection that is still open
+ * with "terminating connection due to administrator command", logged as an idle connection failure.
+ */
+async function closeConnections(warehouse: Warehouse): Promise<void> {
+  let open = warehouse.pool.totalCount;
+  const ended = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    warehouse.pool.on('remove', () => {
+      if (--open === 0) resolve();
     });
+  });
+  await warehouse.close();
+  await ended;
 }
 
 async function ensureDatabase(serverUrl: string, name: string): Promise<string> {

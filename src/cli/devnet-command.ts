@@ -1,18 +1,6 @@
 import type { Command } from 'commander';
-import { systemClock } from '../common/clock.ts';
-import { createLogger } from '../common/logger.ts';
-import { readDataset } from '../dataset/read.ts';
-import { writeDataset } from '../dataset/write.ts';
-import { createChainStore } from '../devnet/chain-store.ts';
-import { createRng, deriveSeed } from '../devnet/rng.ts';
-import { createDevnet } from '../devnet/server.ts';
-import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
-import { parseDevnetOptions, type DevnetFlags } from './devnet-options.ts';
-
-function randomSource(seed: number): () => number {
-  const rng = createRng(deriveSeed(seed, 'faults'));
-  return () => rng.next();
-}
+import { SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
+import type { DevnetFlags } from './devnet-options.ts';
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -26,7 +14,10 @@ function generationOptions(cmd: Command): Command {
     .option('--start-block <n>', `first block number (default ${d.startBlock})`);
 }
 
-/** `erc20-etl devnet …` serves the reference API; `erc20-etl devnet dump --out DIR` writes a synthetic chain as a dataset. */
+/**
+ * `erc20-etl devnet …` serves the reference API; `erc20-etl devnet dump --out DIR` writes a synthetic chain as a
+ * dataset. Each action imports its implementation when it runs, so the exporter's commands never load the server.
+ */
 export function registerDevnet(program: Command): void {
   const devnet = generationOptions(
     program
@@ -48,47 +39,8 @@ export function registerDevnet(program: Command): void {
     .option('--page-key-ttl <seconds>', 'how long a nextPageKey stays valid', '86400')
     .option('--fault-seed <n>', 'seed of fault decisions and reorg forks (default: --seed)')
     .action(async (flags: DevnetFlags) => {
-      const options = parseDevnetOptions(flags, SYNTHETIC_DEFAULTS);
-      const logger = createLogger({ name: 'devnet' });
-      const started = performance.now();
-      const dataset = options.dataset
-        ? await readDataset(options.dataset)
-        : generateSyntheticDataset(options.synthetic);
-      const chain = createChainStore(dataset);
-      const devnet = createDevnet({
-        config: {
-          host: options.host,
-          port: options.port,
-          projectIds: options.projectIds,
-          chainId: options.chainId,
-          faults: options.faults,
-          rateLimit: options.rateLimit,
-          quota: options.quota,
-          pageKeyTtlSeconds: options.pageKeyTtlSeconds,
-          seed: options.faultSeed,
-        },
-        logger,
-        clock: systemClock,
-        chain,
-        random: randomSource(options.faultSeed),
-      });
-      const origin = await devnet.listen();
-      const s = chain.stats();
-      const source = options.dataset ? `dataset ${options.dataset}` : `synthetic chain (seed ${options.synthetic.seed})`;
-      process.stdout.write(
-        `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
-          `head ${chain.head()}\n` +
-          `erc20-etl devnet: listening on ${origin} — base URL ${origin}/<project-id> ` +
-          `(${options.projectIds.length} project id(s) accepted), ready in ${Math.round(performance.now() - started)} ms\n`,
-      );
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          logger.info({ msg: 'devnet stopping', signal });
-          void devnet.close().then(resolve);
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      const { serveDevnet } = await import('./devnet-serve.ts');
+      await serveDevnet(flags);
     });
 
   generationOptions(
@@ -98,13 +50,7 @@ export function registerDevnet(program: Command): void {
       .requiredOption('--out <dir>', 'folder to write headers.jsonl, transfers.jsonl and tokens.jsonl into'),
   ).action(async (_flags: unknown, cmd: Command) => {
     // generation flags may stand before or after `dump`: commander gives the former to `devnet`
-    const { out, ...rest } = cmd.optsWithGlobals<DevnetFlags & { out: string }>();
-    const options = parseDevnetOptions(rest, SYNTHETIC_DEFAULTS);
-    const dataset = generateSyntheticDataset(options.synthetic);
-    await writeDataset(out, dataset);
-    process.stdout.write(
-      `erc20-etl devnet dump: wrote ${dataset.headers.length} headers, ${dataset.transfers.length} transfers, ` +
-        `${dataset.tokens.length} token lines to ${out}\n`,
-    );
+    const { dumpDevnet } = await import('./devnet-dump.ts');
+    await dumpDevnet(cmd.optsWithGlobals<DevnetFlags & { out: string }>());
   });
 }

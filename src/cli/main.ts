@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EtlError } from '../common/errors.ts';
 import { registerDevnet } from './devnet-command.ts';
 import { registerExportCommands } from './export-commands.ts';
-import { registerDemo } from './demo-command.ts';
+import { registerDemo } from './demo-registration.ts';
 
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;

@@ -75,6 +75,7 @@ export const ERIGON_HEADER_KEYS: readonly HeaderKey[] = [
 ];
 
 const FORK_KEY_SET = new Set<string>(FORK_KEYS);
+const ERIGON_HEADER_KEY_SET: ReadonlySet<string> = new Set(ERIGON_HEADER_KEYS);
 
 /**
  * Returns the header with exactly Erigon's key set, in Erigon's order: absent fork keys become null,
@@ -95,6 +96,5 @@ export function toErigonHeader(input: Readonly<Record<string, unknown>>): Header
 
 /** The keys of a header object that are not in Erigon's key set (older or newer nodes add some). */
 export function unknownHeaderKeys(input: Readonly<Record<string, unknown>>): string[] {
-  const known = new Set<string>(ERIGON_HEADER_KEYS);
-  return Object.keys(input).filter((k) => !known.has(k));
+  return Object.keys(input).filter((k) => !ERIGON_HEADER_KEY_SET.has(k));
 }

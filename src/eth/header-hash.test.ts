@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { encode } from '@ethereumjs/rlp';
 import { describe, expect, it } from 'vitest';
-import { computeHeaderHash, HeaderEncodingError, verifyHeaderHash } from './header-hash.ts';
-import { toErigonHeader, type HeaderJson } from './header-fields.ts';
+import { computeHeaderHash, encodeHeaderRlp, HeaderEncodingError, verifyHeaderHash } from './header-hash.ts';
+import { CONSENSUS_FIELDS, toErigonHeader, type HeaderJson } from './header-fields.ts';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 
 const headers = readFileSync(`${FIXTURE_DIR}/headers.jsonl`, 'utf8')
@@ -39,6 +40,50 @@ describe('header hash', () => {
   it('rejects a hash of the wrong size and a non-minimal quantity', () => {
     expect(() => computeHeaderHash({ ...headers[0]!, stateRoot: '0x1234' })).toThrow(/stateRoot: expected 32 bytes/);
     expect(() => computeHeaderHash({ ...headers[0]!, gasUsed: '0x00' })).toThrow(/gasUsed: expected a minimal/);
+  });
+});
+
+/** The same encoding through @ethereumjs/rlp, item by item: the oracle for `encodeHeaderRlp`. */
+function referenceRlp(h: Readonly<Record<string, string | null>>): string {
+  const bytes = (hex: string) => Uint8Array.from(Buffer.from(hex.slice(2), 'hex'));
+  const quantity = (hex: string) => {
+    const digits = BigInt(hex) === 0n ? '' : BigInt(hex).toString(16);
+    return bytes(`0x${digits.length % 2 ? '0' : ''}${digits}`);
+  };
+  const last = CONSENSUS_FIELDS.findLastIndex((f) => h[f.key] !== null && h[f.key] !== undefined);
+  const items = CONSENSUS_FIELDS.slice(0, last + 1).map((f) => (f.kind === 'quantity' ? quantity(h[f.key]!) : bytes(h[f.key]!)));
+  return Buffer.from(encode(items)).toString('hex');
+}
+
+const hexOf = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+
+describe('encodeHeaderRlp', () => {
+  it('encodes every mainnet header as @ethereumjs/rlp does', () => {
+    for (const h of headers) expect(hexOf(encodeHeaderRlp(h)), `block ${h.number}`).toBe(referenceRlp(h));
+  });
+
+  it('encodes quantities minimally: zero as the empty string, a byte below 0x80 bare, odd digit counts, upper-case digits', () => {
+    const values = ['0x0', '0x1', '0x7f', '0x80', '0xff', '0x100', '0xfff', '0xABC', `0x${'f'.repeat(64)}`];
+    for (const value of values) {
+      for (const key of ['difficulty', 'gasUsed', 'timestamp', 'baseFeePerGas'] as const) {
+        const h = { ...headers[20]!, [key]: value };
+        expect(hexOf(encodeHeaderRlp(h)), `${key} ${value}`).toBe(referenceRlp(h));
+      }
+    }
+  });
+
+  it('encodes byte strings of every length class: empty, one byte below and above 0x80, up to 55, longer', () => {
+    for (let length = 0; length <= 300; length++) {
+      for (const fill of ['00', '7f', '80', 'aB']) {
+        const h = { ...headers[20]!, extraData: `0x${fill.repeat(length)}` };
+        expect(hexOf(encodeHeaderRlp(h)), `extraData of ${length} × ${fill}`).toBe(referenceRlp(h));
+      }
+    }
+  });
+
+  it('names a field that is not text', () => {
+    const h = { ...headers[0]!, gasLimit: 5, miner: 7 } as unknown as HeaderJson;
+    expect(() => encodeHeaderRlp(h)).toThrow(/miner: expected 20 bytes of 0x hex, got 7/);
   });
 });
 

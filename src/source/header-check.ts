@@ -39,40 +39,36 @@ const FORK_KEY_SET = new Set<string>(FORK_KEYS);
  * // → { header: { number: '0x0', hash: '0xd4e5…8fa3', baseFeePerGas: null, … }, extra: null, hashVerified: true }
  */
 export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHeader {
-  const contracts = expected.contracts?.length ? `contract${expected.contracts.length > 1 ? 's' : ''} ${expected.contracts.join(', ')}, ` : '';
-  const block = `${contracts}block ${expected.number} (${expected.hash})`;
-  const summary = `erigon_getHeaderByHash answered a bad header for ${block}`;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new BadResponseError(summary, [`${block}, header: expected a JSON object, got ${show(raw)}`]);
+    throw badHeader(expected, [`header: expected a JSON object, got ${show(raw)}`]);
   }
   const input = raw as Record<string, unknown>;
   const problems: string[] = [];
-  const fail = (field: string, message: string) => problems.push(`${block}, header.${field}: ${message}`);
 
   for (const { key, kind } of CONSENSUS_FIELDS) {
     const value = input[key];
     if ((value === null || value === undefined) && FORK_KEY_SET.has(key)) continue;
     const problem = fieldProblem(kind, value);
-    if (problem) fail(key, problem);
+    if (problem) problems.push(`header.${key}: ${problem}`);
   }
   const hashProblem = fieldProblem('hash', input.hash);
-  if (hashProblem) fail('hash', hashProblem);
+  if (hashProblem) problems.push(`header.hash: ${hashProblem}`);
   else if ((input.hash as string).toLowerCase() !== expected.hash.toLowerCase()) {
-    fail('hash', `expected the hash asked for, ${expected.hash}, got ${show(input.hash)}`);
+    problems.push(`header.hash: expected the hash asked for, ${expected.hash}, got ${show(input.hash)}`);
   }
 
   if (typeof input.number === 'string' && isHexQuantity(input.number) && BigInt(input.number) !== BigInt(expected.number)) {
-    fail('number', `expected ${expected.number} (the block of the transfers), got ${input.number} (${BigInt(input.number)})`);
+    problems.push(`header.number: expected ${expected.number} (the block of the transfers), got ${input.number} (${BigInt(input.number)})`);
   }
   const expectedSeconds = Math.floor(Date.parse(expected.timestamp) / 1000);
   if (Number.isNaN(expectedSeconds)) {
-    fail('timestamp', `cannot be compared: the transfers' block time ${show(expected.timestamp)} is not an ISO 8601 date`);
+    problems.push(`header.timestamp: cannot be compared: the transfers' block time ${show(expected.timestamp)} is not an ISO 8601 date`);
   } else if (typeof input.timestamp === 'string' && isHexQuantity(input.timestamp) && BigInt(input.timestamp) !== BigInt(expectedSeconds)) {
     const got = Number(BigInt(input.timestamp));
     const gotIso = Number.isSafeInteger(got * 1000) ? new Date(got * 1000).toISOString() : 'out of range';
-    fail('timestamp', `expected ${expected.timestamp} (the transfers' block time), got ${input.timestamp} (${gotIso})`);
+    problems.push(`header.timestamp: expected ${expected.timestamp} (the transfers' block time), got ${input.timestamp} (${gotIso})`);
   }
-  if (problems.length) throw new BadResponseError(summary, problems);
+  if (problems.length) throw badHeader(expected, problems);
 
   const header = toErigonHeader(input);
   const unknown = unknownHeaderKeys(input);
@@ -82,14 +78,25 @@ export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHead
     verified = verifyHeaderHash(header, expected.hash);
   } catch (err) {
     if (!(err instanceof HeaderEncodingError)) throw err;
-    throw new BadResponseError(summary, [`${block}, header.${err.field}: ${err.message}`]);
+    throw badHeader(expected, [`header.${err.field}: ${err.message}`]);
   }
   if (!verified.ok && !extra) {
-    throw new BadResponseError(summary, [
-      `${block}, header: keccak256 of its RLP fields is ${verified.computed}, not the block hash ${expected.hash}: a field was altered`,
-    ]);
+    throw badHeader(expected, [`header: keccak256 of its RLP fields is ${verified.computed}, not the block hash ${expected.hash}: a field was altered`]);
   }
   return { header, extra, hashVerified: verified.ok };
+}
+
+/**
+ * The error for a header that failed: each problem (`header.gasUsed: …`) after the block it is about, and the
+ * contracts whose transfers point at it. Written only on failure, since a check runs once per block.
+ */
+function badHeader(expected: ExpectedHeader, problems: readonly string[]): BadResponseError {
+  const contracts = expected.contracts?.length ? `contract${expected.contracts.length > 1 ? 's' : ''} ${expected.contracts.join(', ')}, ` : '';
+  const block = `${contracts}block ${expected.number} (${expected.hash})`;
+  return new BadResponseError(
+    `erigon_getHeaderByHash answered a bad header for ${block}`,
+    problems.map((p) => `${block}, ${p}`),
+  );
 }
 
 function fieldProblem(kind: FieldKind, value: unknown): string | undefined {

@@ -17,6 +17,8 @@ export interface RpcClient {
    * Keys are the hashes as given; a hash given twice is asked for once.
    */
   headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+  /** `erigon_getHeaderByHash` calls per POST: callers that queue hashes send them in groups of this size. */
+  readonly batchSize: number;
 }
 
 export interface RpcClientDeps {
@@ -44,6 +46,8 @@ interface RpcAnswer {
 export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcClient {
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
   return {
+    batchSize,
+
     async blockNumber() {
       let answer: unknown;
       try {

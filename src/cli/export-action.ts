@@ -1,0 +1,31 @@
+import { createLogger } from '../common/logger.ts';
+import { backfillJob, loadJobFile, type BackfillFlags } from '../config/load-job.ts';
+import { resolveSettings } from '../config/settings.ts';
+import type { JobConfig } from '../config/job-schema.ts';
+import type { ConnectionFlags } from './connection-flags.ts';
+import { exportJob } from './exporter.ts';
+import { limitHeapGrowth } from './heap-growth.ts';
+import { summaryText } from './summary.ts';
+
+/** `erc20-etl backfill --contract … --from N --to N`: the range as an ad-hoc job, run now. */
+export async function backfill(flags: ConnectionFlags & BackfillFlags): Promise<void> {
+  const job = backfillJob(flags);
+  await exportAndPrint(job, flags, 'backfill');
+}
+
+/** `erc20-etl run jobs/NAME.json`: the job file, run now. */
+export async function runJobFile(file: string, flags: ConnectionFlags): Promise<void> {
+  const job = await loadJobFile(file);
+  await exportAndPrint(job, flags, 'run');
+}
+
+async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags, command: 'run' | 'backfill'): Promise<void> {
+  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
+  limitHeapGrowth();
+  const summary = await exportJob({ databaseUrl: settings.databaseUrl!, api: settings.api!, logger: createLogger(), tty: isTty() }, job, command);
+  process.stdout.write(summaryText(summary));
+}
+
+function isTty(): boolean {
+  return Boolean(process.stderr.isTTY) && process.env['CI'] !== 'true';
+}

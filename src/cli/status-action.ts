@@ -1,0 +1,68 @@
+import { systemClock } from '../common/clock.ts';
+import { createLogger, type Logger } from '../common/logger.ts';
+import { loadJobFile } from '../config/load-job.ts';
+import { resolveSettings } from '../config/settings.ts';
+import { createSourceCounters } from '../source/counters.ts';
+import { createHttpClient } from '../source/http-client.ts';
+import { createRpcClient } from '../source/rpc-client.ts';
+import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
+import { contractStatus } from '../warehouse/status.ts';
+import type { ConnectionFlags } from './connection-flags.ts';
+
+/**
+ * `erc20-etl status [job-file] [--json]`: per contract, what the warehouse holds, and the lag behind the
+ * chain head when `CHAIN_API_URL` is set.
+ */
+export async function printStatus(file: string | undefined, flags: ConnectionFlags & { json?: boolean }): Promise<void> {
+  const job = file ? await loadJobFile(file) : undefined;
+  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });
+  const logger = createLogger();
+  const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 2 });
+  try {
+    const contracts = await contractStatus(warehouse.db, job?.contracts.map((c) => c.address)).catch((err: unknown) => {
+      throw describeConnectionError(err);
+    });
+    const head = await chainHead(flags, logger);
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ head: head ?? null, contracts }, null, 2)}\n`);
+      return;
+    }
+    const span = (s: { fromBlock: number; toBlock: number }) => `${s.fromBlock}–${s.toBlock}`;
+    for (const s of contracts) {
+      const top = s.covered.at(-1)?.toBlock;
+      const lag = head !== undefined && top !== undefined ? `${head - top} blocks behind the head (${head})` : 'lag unknown (set CHAIN_API_URL)';
+      process.stdout.write(
+        `${s.contract}${s.symbol ? ` (${s.symbol})` : ''}\n` +
+          `  covered:     ${s.covered.map(span).join(', ') || 'nothing yet'}\n` +
+          `  gaps:        ${s.gaps.map(span).join(', ') || 'none'}\n` +
+          (s.inProgress.length ? `  in progress: ${s.inProgress.map(span).join(', ')} (the next run resumes it)\n` : '') +
+          `  rows:        ${s.rows}\n` +
+          `  last run:    ${s.lastRun ? `#${s.lastRun.id} ${s.lastRun.job} ${s.lastRun.status} at ${s.lastRun.startedAt.toISOString()}${s.lastRun.error ? ` — ${s.lastRun.error}` : ''}` : 'none'}\n` +
+          `  lag:         ${lag}\n`,
+      );
+    }
+    if (!contracts.length) process.stdout.write('No contracts exported yet.\n');
+  } finally {
+    await warehouse.close();
+  }
+}
+
+async function chainHead(flags: ConnectionFlags, logger: Logger): Promise<number | undefined> {
+  if (!flags.apiUrl && !process.env['CHAIN_API_URL']) return undefined;
+  const { api } = resolveSettings({ flags, env: process.env, needs: { database: false, api: true } });
+  const http = createHttpClient({
+    endpoint: api!,
+    config: { timeoutMs: 10_000, connections: 1, maxResponseBytes: 1 << 20, retries: 2 },
+    logger,
+    clock: systemClock,
+    counters: createSourceCounters(),
+  });
+  try {
+    return await createRpcClient({ http }).blockNumber();
+  } catch (err) {
+    logger.warn({ msg: 'could not read the chain head; lag unknown', err: api!.redact((err as Error).message) });
+    return undefined;
+  } finally {
+    await http.close();
+  }
+}
