@@ -85,11 +85,13 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     inFlight.add(fetching);
   };
 
+  // only full batches go out until the last call: another page's offer may take the batch while this one waits
   const sendFull = async (last: boolean) => {
-    while (batch.length >= scope.batchSize || (last && batch.length)) {
+    const enough = () => batch.length >= (last ? 1 : scope.batchSize);
+    while (enough()) {
       while (inFlight.size >= scope.concurrency) await Promise.race(inFlight);
       if (failure) throw failure.error;
-      send(batch.splice(0, scope.batchSize));
+      if (enough()) send(batch.splice(0, scope.batchSize));
     }
   };
 

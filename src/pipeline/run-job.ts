@@ -169,7 +169,8 @@ async function processRanges(
   await lock.ensure();
   if (resumed) totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
   await lock.ensure();
-  const reconciled = await reconcileRanges(deps.warehouse.db, ranges, runId);
+  // ranges resumed from an earlier run may hold rows that run updated
+  const reconciled = await reconcileRanges(deps.warehouse.db, ranges, runId, resumed || totals.rowsUpdated > 0);
   return ranges.map((r) => ({
     contract: r.contract,
     fromBlock: r.fromBlock,

@@ -21,6 +21,8 @@ export async function reconcileRanges(
   db: Kysely<Database>,
   ranges: readonly RangeState[],
   runId: string,
+  /** Rows of these ranges may have moved to other blocks (the run updated rows, or an earlier run read some). */
+  rowsMoved = true,
 ): Promise<Map<string, ReconcileResult>> {
   return db.transaction().execute(async (trx) => {
     const results = new Map<string, ReconcileResult>();
@@ -76,10 +78,26 @@ export async function reconcileRanges(
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
       results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });
     }
-    // once per block, however many contracts' ranges cover it
-    for (const span of mergeSpans(claimedSpans)) await markCanonical(trx, span);
+    // once per block, however many contracts' ranges cover it; a header's state can only change where a row
+    // left its block (removed, or moved by an update), or where one came back to a header marked orphaned
+    const removedAny = [...results.values()].some((r) => r.removed > 0);
+    for (const span of mergeSpans(claimedSpans)) {
+      if (rowsMoved || removedAny || (await hasOrphanedHeader(trx, span))) await markCanonical(trx, span);
+    }
     return results;
   });
+}
+
+async function hasOrphanedHeader(trx: Kysely<Database>, span: Span): Promise<boolean> {
+  const found = await trx
+    .selectFrom('block_headers')
+    .select('hash')
+    .where('number', '>=', String(span.fromBlock))
+    .where('number', '<=', String(span.toBlock))
+    .where('canonical', '=', false)
+    .limit(1)
+    .executeTakeFirst();
+  return found !== undefined;
 }
 
 /**
