@@ -37,9 +37,7 @@ export async function reconcileRanges(
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
       claimedSpans.push(range);
-      // every lookup here is by key, into tables the planner may not have sampled since a large load (it could
-      // think export_seen empty and scan it once per row): index scans only, and nothing worth compiling
-      await sql`SET LOCAL enable_seqscan = off; SET LOCAL jit = off`.execute(trx);
+      await sql`SET LOCAL jit = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
         WITH doomed AS (
           SELECT m.transaction_hash, m.log_index, m.block_number FROM export_missing m WHERE m.range_id = ${range.id}
@@ -67,7 +65,6 @@ export async function reconcileRanges(
           RETURNING 1
         )
         SELECT count(*)::int AS removed FROM kept`.execute(trx);
-      await sql`SET LOCAL enable_seqscan = on`.execute(trx);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
         WHERE contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
