@@ -37,7 +37,10 @@ export async function reconcileRanges(
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
       claimedSpans.push(range);
-      await sql`SET LOCAL jit = off`.execute(trx);
+      // export_seen and export_missing grew since the planner last sampled them: with stale statistics it may
+      // think them empty and scan one once per row (seconds for tens of thousands of keys). Joins by hash are
+      // linear whatever the statistics say.
+      await sql`SET LOCAL enable_nestloop = off; SET LOCAL jit = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
         WITH doomed AS (
           SELECT m.transaction_hash, m.log_index, m.block_number FROM export_missing m WHERE m.range_id = ${range.id}
@@ -65,6 +68,7 @@ export async function reconcileRanges(
           RETURNING 1
         )
         SELECT count(*)::int AS removed FROM kept`.execute(trx);
+      await sql`SET LOCAL enable_nestloop = on`.execute(trx);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
         WHERE contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
