@@ -79,7 +79,7 @@ describe('loading by page spans', () => {
         await target.warehouse.db.deleteFrom('token_transfers_removed').execute();
       }
       // nothing of the ranges' bookkeeping outlives them
-      for (const table of ['export_seen', 'export_missing', 'export_chunks'] as const) {
+      for (const table of ['export_missing', 'export_chunks'] as const) {
         expect(await target.warehouse.db.selectFrom(table).select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).toEqual({ n: 0 });
       }
     } finally {
@@ -149,6 +149,68 @@ describe('loading by page spans', () => {
       expect(summary.totals.rowsRemoved).toBe(2);
       // the resumed range had nothing left to read: its reconciliation did all of it
       expect(summary.totals.rowsUnchanged + summary.totals.rowsInserted).toBe(0);
+    } finally {
+      await warehouse.close();
+      await database.drop();
+    }
+  });
+  it('a chunk the previous version left part-way, with keys of shared blocks, reconciles exactly after migrating', async () => {
+    const database = await freshDatabase('page_spans_open_block');
+    const warehouse = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 4 });
+    try {
+      const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(MIGRATIONS_DIR) });
+      expect((await migrator.migrateTo('0002_page_spans')).error).toBeUndefined();
+      // newest first, as the API pages them: find a page size where page 2 goes on with page 1's last
+      // block (a block both pages share) and page 3 with page 2's (the block the chunk stopped in)
+      const sorted = [...truth()].sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
+      const size = Array.from({ length: 200 }, (_, i) => i + 10).find(
+        (n) =>
+          sorted[n - 1]!.blockNumber === sorted[n]!.blockNumber &&
+          sorted[2 * n - 1]!.blockNumber === sorted[2 * n]!.blockNumber &&
+          sorted[n - 1]!.blockNumber !== sorted[2 * n - 1]!.blockNumber,
+      )!;
+      expect(size).toBeDefined();
+      const shared = sorted[size - 1]!.blockNumber;
+      const stoppedIn = sorted[2 * size - 1]!.blockNumber;
+      let pageKey: string | undefined;
+      for (let page = 0; page < 2; page++) {
+        const query = new URLSearchParams({ contractAddress: contract, fromBlock: String(OPTIONS.startBlock), toBlock: String(LAST), pageSize: String(size) });
+        if (pageKey) query.set('pageKey', pageKey);
+        pageKey = ((await (await fetch(`${devnet.base}/builder/getTokenTransfers?${query}`)).json()) as { nextPageKey: string }).nextPageKey;
+      }
+      const committed = sorted.slice(0, 2 * size);
+      const phantoms = [phantom(dataset, sorted[0]!, shared, 1), phantom(dataset, sorted[1]!, stoppedIn, 2)];
+      await insertRows(warehouse, [...committed, ...phantoms]);
+      const { rows } = await sql<{ id: string }>`
+        INSERT INTO export_ranges (job, contract_address, from_block, to_block, created_by_run)
+        VALUES ('part-way', ${contract}, ${OPTIONS.startBlock}, ${LAST}, 1) RETURNING id`.execute(warehouse.db);
+      const rangeId = rows[0]!.id;
+      await sql`
+        INSERT INTO export_chunks (range_id, from_block, to_block, page_key, resume_to_block, pages, rows, done, fresh)
+        VALUES (${rangeId}, ${OPTIONS.startBlock}, ${LAST}, ${pageKey}, ${stoppedIn}, 2, ${committed.length}, false, false)`.execute(warehouse.db);
+      // what that version recorded: the keys of the blocks its pages shared or left open
+      for (const t of committed.filter((r) => r.blockNumber === shared || r.blockNumber === stoppedIn)) {
+        await sql`
+          INSERT INTO export_seen (range_id, transaction_hash, log_index, block_number)
+          VALUES (${rangeId}, ${t.transactionHash}, ${t.logIndex}, ${t.blockNumber})`.execute(warehouse.db);
+      }
+
+      await migrateToLatest(warehouse);
+      const missing = await warehouse.db.selectFrom('export_missing').select(['transaction_hash', 'log_index']).execute();
+      expect(missing.map((m) => `${m.transaction_hash}:${m.log_index}`)).toEqual([key(phantoms[0]!)]);
+      const chunk = await warehouse.db.selectFrom('export_chunks').select(['open_hashes', 'open_log_indexes']).executeTakeFirstOrThrow();
+      const openKeys = chunk.open_hashes.map((h, i) => `${h}:${chunk.open_log_indexes[i]}`).sort();
+      expect(openKeys).toEqual(committed.filter((r) => r.blockNumber === stoppedIn).map(key).sort());
+
+      const summary = await runExport(database.url, devnet.base, {
+        ...backfill('part-way', size),
+        contracts: [{ address: contract, fromBlock: OPTIONS.startBlock, toBlock: LAST }],
+      });
+      expect(await warehouseTransfers(warehouse)).toEqual(truth());
+      expect(summary.totals.rowsRemoved).toBe(2);
+      expect(summary.totals.rowsInserted).toBe(truth().length - committed.length);
+      const removed = await warehouse.db.selectFrom('token_transfers_removed').selectAll().execute();
+      expect(removed.map((r) => key(rowToTransfer(r))).sort()).toEqual(phantoms.map(key).sort());
     } finally {
       await warehouse.close();
       await database.drop();

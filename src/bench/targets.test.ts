@@ -47,7 +47,7 @@ const result = (over: { firstLoadVsCopy?: number; speedup?: number; written?: nu
         speedup: over.speedup ?? 2,
         tokenTransfersWritten: over.written ?? 0,
         rowsTouched: 0,
-        otherTablesWritten: { export_seen: { inserted: 1_000_000, updated: 0, deleted: 1_000_000 } },
+        otherTablesWritten: { export_missing: { inserted: 1_000_000, updated: 0, deleted: 1_000_000 } },
       },
     },
   },

@@ -4,6 +4,12 @@ import type { HeaderJson } from '../eth/header-fields.ts';
  * A dataset (chain-api.md §3): the reference server's input, its dump, and the ground truth tests compare
  * the warehouse with.
  */
+/** The key of a transfer: `token_transfers`' primary key. */
+export interface TransferKey {
+  transactionHash: string;
+  logIndex: number;
+}
+
 export interface TransferRecord {
   contractAddress: string;
   fromAddress: string;

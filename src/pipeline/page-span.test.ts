@@ -1,63 +1,84 @@
 import { describe, expect, it } from 'vitest';
-import { pageSpan } from './page-span.ts';
+import { pageSpan, type SpanState } from './page-span.ts';
+
+const row = (blockNumber: number, logIndex: number) => ({ blockNumber, logIndex, transactionHash: `0x${blockNumber}-${logIndex}` });
+const key = (r: { transactionHash: string; logIndex: number }) => ({ transactionHash: r.transactionHash, logIndex: r.logIndex });
+const start = (toBlock: number): SpanState => ({ edge: toBlock + 1, openKeys: [] });
 
 describe('pageSpan', () => {
-  it('covers the blocks above its last block alone, and shares its last block with the next page', () => {
-    expect(pageSpan({ fromBlock: 0, edge: 101, blocks: [100, 97, 95], done: false })).toEqual({
+  it('completes the blocks above its last one, and leaves that one open', () => {
+    const rows = [row(100, 2), row(97, 0), row(95, 1), row(95, 0)];
+    expect(pageSpan({ fromBlock: 0, toBlock: 100, state: start(100), rows, done: false })).toEqual({
       interior: { fromBlock: 96, toBlock: 100 },
-      edges: [95],
-      nextEdge: 95,
+      carried: [],
+      openRows: [row(95, 1), row(95, 0)],
+      next: { edge: 95, openKeys: [key(row(95, 1)), key(row(95, 0))] },
     });
   });
 
-  it('shares the block the previous page ended in', () => {
-    expect(pageSpan({ fromBlock: 0, edge: 95, blocks: [95, 95, 90, 88], done: false })).toEqual({
-      interior: { fromBlock: 89, toBlock: 94 },
-      edges: [95, 88],
-      nextEdge: 88,
+  it('completes the block the previous page left open with the keys that page committed there', () => {
+    const state = { edge: 95, openKeys: [key(row(95, 9))] };
+    expect(pageSpan({ fromBlock: 0, toBlock: 100, state, rows: [row(95, 3), row(90, 0), row(88, 1)], done: false })).toEqual({
+      interior: { fromBlock: 89, toBlock: 95 },
+      carried: [key(row(95, 9))],
+      openRows: [row(88, 1)],
+      next: { edge: 88, openKeys: [key(row(88, 1))] },
     });
   });
 
-  it('the last page covers everything down to the chunk start, its own last block included', () => {
-    expect(pageSpan({ fromBlock: 10, edge: 88, blocks: [88, 40, 12], done: true })).toEqual({
-      interior: { fromBlock: 10, toBlock: 87 },
-      edges: [88],
-      nextEdge: 88,
+  it('keeps a block open over a page that holds nothing else', () => {
+    const state = { edge: 50, openKeys: [key(row(50, 9))] };
+    expect(pageSpan({ fromBlock: 0, toBlock: 100, state, rows: [row(50, 8), row(50, 7)], done: false })).toEqual({
+      interior: null,
+      carried: [],
+      openRows: [row(50, 8), row(50, 7)],
+      next: { edge: 50, openKeys: [key(row(50, 9)), key(row(50, 8)), key(row(50, 7))] },
     });
   });
 
-  it('a page inside one block covers nothing alone', () => {
-    expect(pageSpan({ fromBlock: 0, edge: 50, blocks: [50, 50], done: false })).toEqual({ interior: null, edges: [50], nextEdge: 50 });
+  it('completes every block down to the chunk start on its last page, rows or not', () => {
+    const state = { edge: 20, openKeys: [key(row(20, 1))] };
+    expect(pageSpan({ fromBlock: 5, toBlock: 30, state, rows: [], done: true })).toEqual({
+      interior: { fromBlock: 5, toBlock: 20 },
+      carried: [key(row(20, 1))],
+      openRows: [],
+      next: { edge: 5, openKeys: [] },
+    });
+    expect(pageSpan({ fromBlock: 5, toBlock: 20, state: start(20), rows: [], done: true }).interior).toEqual({ fromBlock: 5, toBlock: 20 });
   });
 
-  it('an empty last page covers the rest of the chunk', () => {
-    expect(pageSpan({ fromBlock: 5, edge: 21, blocks: [], done: true })).toEqual({ interior: { fromBlock: 5, toBlock: 20 }, edges: [], nextEdge: 21 });
+  it('re-reads a block whole after a refused page key: nothing carried into it', () => {
+    // the chunk now ends at its lowest committed block, and the next page starts at its first row
+    const span = pageSpan({ fromBlock: 0, toBlock: 40, state: { edge: 40, openKeys: [] }, rows: [row(40, 5), row(40, 4), row(39, 0)], done: false });
+    expect(span.interior).toEqual({ fromBlock: 40, toBlock: 40 });
+    expect(span.carried).toEqual([]);
   });
 
-  it('an empty page with more to come covers nothing', () => {
-    expect(pageSpan({ fromBlock: 5, edge: 21, blocks: [], done: false })).toEqual({ interior: null, edges: [], nextEdge: 21 });
+  it('an empty page that is not the last changes nothing', () => {
+    const state = { edge: 21, openKeys: [key(row(21, 0))] };
+    expect(pageSpan({ fromBlock: 5, toBlock: 30, state, rows: [], done: false })).toEqual({ interior: null, carried: [], openRows: [], next: state });
   });
 
-  it('every block of a chunk is inside one page or on an edge, whatever the page breaks', () => {
-    const rows = [30, 30, 29, 27, 27, 27, 27, 22, 21, 21, 20, 15, 12, 12, 11];
+  it('completes every block exactly once with all its rows, whatever the page breaks', () => {
+    const blocks = [30, 30, 29, 27, 27, 27, 27, 22, 21, 21, 20, 15, 12, 12, 11];
+    const rows = blocks.map((b, i) => row(b, 100 - i));
     for (let size = 1; size <= rows.length; size++) {
-      const counted = new Map<number, number>();
-      const edges = new Set<number>();
-      let edge = 31;
-      for (let at = 0; at < rows.length; at += size) {
-        const blocks = rows.slice(at, at + size);
-        const span = pageSpan({ fromBlock: 10, edge, blocks, done: at + size >= rows.length });
-        for (let b = span.interior?.fromBlock ?? 1; span.interior && b <= span.interior.toBlock; b++) counted.set(b, (counted.get(b) ?? 0) + 1);
-        for (const e of span.edges) edges.add(e);
-        // a block inside a page has all its rows in that page
+      const completed = new Map<number, string[]>();
+      let state = start(30);
+      for (let at = 0; at < rows.length || at === 0; at += size) {
+        const page = rows.slice(at, at + size);
+        const span = pageSpan({ fromBlock: 10, toBlock: 30, state, rows: page, done: at + size >= rows.length });
+        expect(span.openRows.every((r) => !span.interior || r.blockNumber < span.interior.fromBlock)).toBe(true);
         for (let b = span.interior?.fromBlock ?? 1; span.interior && b <= span.interior.toBlock; b++) {
-          expect(blocks.filter((x) => x === b).length).toBe(rows.filter((x) => x === b).length);
+          expect(completed.has(b), `block ${b} completed twice, page size ${size}`).toBe(false);
+          const known = [...span.carried.filter((k) => k.transactionHash.startsWith(`0x${b}-`)), ...page.filter((r) => r.blockNumber === b).map(key)];
+          completed.set(b, known.map((k) => k.transactionHash).sort());
         }
-        edge = span.nextEdge;
+        state = span.next;
       }
       for (let b = 10; b <= 30; b++) {
-        const inside = counted.get(b) ?? 0;
-        expect(inside + (edges.has(b) ? 1 : 0), `block ${b}, page size ${size}`).toBe(1);
+        const all = rows.filter((r) => r.blockNumber === b).map((r) => r.transactionHash).sort();
+        expect(completed.get(b), `block ${b}, page size ${size}`).toEqual(all);
       }
     }
   });

@@ -8,7 +8,7 @@ import { withRetry } from '../source/retry.ts';
 import { AlreadyLoadedError, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
 import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
 import { decideFresh, dropPageKey, setFresh, type ChunkState } from '../warehouse/ranges.ts';
-import { pageSpan } from './page-span.ts';
+import { pageSpan, type SpanState } from './page-span.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
 export interface PageSource {
@@ -49,9 +49,9 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   const { chunk } = task;
   if (chunk.done) return;
   let pageKey = chunk.pageKey ?? undefined;
-  // every block above `frontier` is committed whole; the previous page ended in block `edge`
+  // every block above `frontier` is committed whole; the previous page ended in block `span.edge`
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
-  let edge = chunk.resumeToBlock ?? chunk.toBlock + 1;
+  let spanState: SpanState = { edge: chunk.resumeToBlock ?? chunk.toBlock + 1, openKeys: chunk.openKeys };
   if (chunk.fresh === null) await decideFresh(deps.warehouse.db, chunk, task.contract);
   let client: pg.PoolClient | undefined;
   let broken = false;
@@ -85,8 +85,9 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         await dropPageKey(deps.warehouse.db, chunk, restartAt);
         chunk.toBlock = restartAt;
         chunk.pageKey = null;
+        chunk.openKeys = [];
         pageKey = undefined;
-        edge = restartAt;
+        spanState = { edge: restartAt, openKeys: [] };
         continue;
       } finally {
         prefetched = undefined;
@@ -97,7 +98,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       const last = page.transfers.at(-1);
       const done = page.nextPageKey === undefined;
       const resumeToBlock = last ? Math.min(last.blockNumber, chunk.resumeToBlock ?? last.blockNumber) : chunk.resumeToBlock;
-      const span = pageSpan({ fromBlock: chunk.fromBlock, edge, blocks: page.transfers.map((t) => t.blockNumber), done });
+      const span = pageSpan({ fromBlock: chunk.fromBlock, toBlock: chunk.toBlock, state: spanState, rows: page.transfers, done });
       const load = {
         runId: task.runId,
         rangeId: chunk.rangeId,
@@ -105,8 +106,9 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         contract: task.contract,
         rows: page.transfers,
         interior: span.interior,
-        edges: span.edges,
-        checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done },
+        carried: span.carried,
+        openRows: span.openRows,
+        checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done, openKeys: span.next.openKeys },
       };
       const loadPageAs = async (into: pg.PoolClient, mode: 'copy' | 'merge'): Promise<MergeCounts> => {
         try {
@@ -151,10 +153,11 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       chunk.pageKey = page.nextPageKey ?? null;
       chunk.resumeToBlock = resumeToBlock;
       chunk.done = done;
+      chunk.openKeys = [...span.next.openKeys];
       const newFrontier = done ? chunk.fromBlock : Math.min(frontier, (resumeToBlock ?? chunk.toBlock) + 1);
       await events.onPage(counts, frontier - newFrontier, page);
       frontier = newFrontier;
-      edge = span.nextEdge;
+      spanState = span.next;
       if (done) return;
       if (repeated) {
         throw new ChainDataError(

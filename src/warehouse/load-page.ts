@@ -1,6 +1,7 @@
 import type pg from 'pg';
-import type { TransferRecord } from '../dataset/types.ts';
+import type { TransferKey, TransferRecord } from '../dataset/types.ts';
 import { copyTransfers, TRANSFER_COLUMNS } from './copy.ts';
+import { DIGEST_SETTINGS, warehouseHoldsPage } from './page-digest.ts';
 
 /** Where a chunk stands after a page: committed together with the page's rows. */
 export interface ChunkCheckpoint {
@@ -9,6 +10,8 @@ export interface ChunkCheckpoint {
   /** The lowest block committed so far: a chunk whose page key is refused restarts from it, inclusive. */
   resumeToBlock: number | null;
   done: boolean;
+  /** Keys of the rows committed so far in block `resumeToBlock`, which the next page may go on with. */
+  openKeys: readonly TransferKey[];
 }
 
 export interface PageLoad {
@@ -23,10 +26,15 @@ export interface PageLoad {
    * `merge`: rows are compared with what the warehouse holds, and only new or changed ones are written.
    */
   mode: 'copy' | 'merge';
-  /** Blocks the page covers alone: warehouse rows there that the page lacks are recorded as missing. */
+  /**
+   * Blocks whose rows are all known once this page is in: warehouse rows of the contract there that are
+   * neither the page's nor `carried` are recorded as missing.
+   */
   interior: { fromBlock: number; toBlock: number } | null;
-  /** Blocks the page shares with a neighbour page: its rows there are recorded as seen. */
-  edges: readonly number[];
+  /** Keys earlier pages of the chunk committed in the interior's highest block. */
+  carried: readonly TransferKey[];
+  /** The page's rows in the block it leaves open (below the interior). */
+  openRows: readonly TransferRecord[];
   checkpoint: ChunkCheckpoint;
 }
 
@@ -64,23 +72,23 @@ const MERGE = `
   )
   SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE NOT inserted)::int AS updated FROM merged`;
 
-const RECORD_SEEN = `
-  INSERT INTO export_seen (range_id, transaction_hash, log_index, block_number)
-  SELECT $1, * FROM unnest($2::text[], $3::int[], $4::bigint[])
-  ON CONFLICT DO NOTHING`;
-
-// Rows of the blocks the page covers alone that it did not hold: found through the contract/block index,
-// compared with the staged page by hash (a page is small; a nested scan of the unindexed staging table is not)
+// Rows of the blocks the page completes that neither it nor an earlier page of the chunk held: found through
+// the contract/block index, compared with the staged page and the carried keys by hash (a page is small; a
+// nested scan of the unindexed staging table is not)
 const RECORD_MISSING = `
   INSERT INTO export_missing (range_id, transaction_hash, log_index, block_number)
   SELECT $1, t.transaction_hash, t.log_index, t.block_number FROM token_transfers t
   WHERE t.contract_address = $2 AND t.block_number BETWEEN $3 AND $4
     AND NOT EXISTS (SELECT 1 FROM ${STAGING} s WHERE s.transaction_hash = t.transaction_hash AND s.log_index = t.log_index)
+    AND NOT EXISTS (
+      SELECT 1 FROM unnest($5::text[], $6::int[]) AS c (transaction_hash, log_index)
+      WHERE c.transaction_hash = t.transaction_hash AND c.log_index = t.log_index)
   ON CONFLICT DO NOTHING`;
 
 const CHECKPOINT = `
   UPDATE export_chunks
-  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + 1, rows = rows + $5, updated_at = now()
+  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + 1, rows = rows + $5,
+    open_hashes = $6, open_log_indexes = $7, updated_at = now()
   WHERE id = $1`;
 
 // The staging table is never analyzed and token_transfers' statistics lag behind a large load: left to
@@ -90,7 +98,7 @@ const CHECKPOINT = `
 // lose their checkpoints with them, and the next run reads them again. Whatever ends a run (reconciliation,
 // the ledger) commits synchronously, which also flushes every page committed before it.
 const PAGE_TRANSACTION = 'BEGIN; SET LOCAL synchronous_commit = off; SET LOCAL jit = off';
-const BEGIN_MERGE = `${PAGE_TRANSACTION}; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_seqscan = off`;
+const BEGIN_MERGE = `${PAGE_TRANSACTION}; ${DIGEST_SETTINGS}; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_seqscan = off`;
 const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nestloop = off';
 const BEGIN_COPY = PAGE_TRANSACTION;
 const UNIQUE_VIOLATION = '23505';
@@ -108,9 +116,10 @@ const prepared = new WeakSet<pg.PoolClient>();
 /**
  * Loads one page in one transaction and moves the chunk's checkpoint with it, so a crash loses at most
  * this page: the rows (COPY straight in, or through a staging table merged with `ON CONFLICT … DO UPDATE …
- * WHERE` the row changed), the keys of its edge blocks, and the rows its interior blocks no longer hold.
+ * WHERE` the row changed), the rows the blocks it completes no longer hold, and the keys of the block it
+ * leaves open. A page the warehouse already holds exactly (compared by digest) is neither copied nor merged.
  *
- * @example await loadPage(client, { runId, rangeId, chunkId, contract, rows, mode: 'merge', interior, edges, checkpoint })
+ * @example await loadPage(client, { runId, rangeId, chunkId, contract, rows, mode: 'merge', interior, carried, openRows, checkpoint })
  * // → { inserted: 0, updated: 2, unchanged: 998 }
  */
 export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<MergeCounts> {
@@ -121,9 +130,12 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<M
   await client.query(load.mode === 'copy' ? BEGIN_COPY : BEGIN_MERGE);
   try {
     let counts: MergeCounts;
+    const carried = [load.carried.map((k) => k.transactionHash), load.carried.map((k) => k.logIndex)];
     if (load.mode === 'copy') {
       await copyTransfers(client, 'token_transfers', load.rows, ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`);
       counts = { inserted: load.rows.length, updated: 0, unchanged: 0 };
+    } else if (await warehouseHoldsPage(client, load)) {
+      counts = { inserted: 0, updated: 0, unchanged: load.rows.length };
     } else {
       await copyTransfers(client, STAGING, load.rows);
       const merged = await client.query<{ inserted: number; updated: number }>(MERGE, [load.runId]);
@@ -131,15 +143,11 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<M
       counts = { inserted, updated, unchanged: load.rows.length - inserted - updated };
       if (load.interior) {
         await client.query(HASH_AGAINST_PAGE);
-        await client.query(RECORD_MISSING, [load.rangeId, load.contract, load.interior.fromBlock, load.interior.toBlock]);
+        await client.query(RECORD_MISSING, [load.rangeId, load.contract, load.interior.fromBlock, load.interior.toBlock, ...carried]);
       }
     }
-    const edgeRows = load.rows.filter((r) => load.edges.includes(r.blockNumber));
-    if (edgeRows.length) {
-      await client.query(RECORD_SEEN, [load.rangeId, edgeRows.map((r) => r.transactionHash), edgeRows.map((r) => r.logIndex), edgeRows.map((r) => r.blockNumber)]);
-    }
-    const { pageKey, resumeToBlock, done } = load.checkpoint;
-    await client.query(CHECKPOINT, [load.chunkId, pageKey, resumeToBlock, done, load.rows.length]);
+    const { pageKey, resumeToBlock, done, openKeys } = load.checkpoint;
+    await client.query(CHECKPOINT, [load.chunkId, pageKey, resumeToBlock, done, load.rows.length, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)]);
     await client.query('COMMIT');
     return counts;
   } catch (err) {

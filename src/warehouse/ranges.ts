@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { TransferKey } from '../dataset/types.ts';
 import type { Database } from './schema.ts';
 
 export interface ChunkState {
@@ -12,6 +13,8 @@ export interface ChunkState {
   rows: number;
   /** Pages COPY straight in (true), merge (false), or not decided yet (null): see {@link decideFresh}. */
   fresh: boolean | null;
+  /** Keys of the rows committed so far in block `resumeToBlock`, which the next page may go on with. */
+  openKeys: TransferKey[];
 }
 
 export interface RangeState {
@@ -66,6 +69,8 @@ interface ChunkRow {
   done: boolean;
   rows: string;
   fresh: boolean | null;
+  open_hashes: string[];
+  open_log_indexes: number[];
 }
 
 function toChunk(c: ChunkRow): ChunkState {
@@ -79,6 +84,7 @@ function toChunk(c: ChunkRow): ChunkState {
     done: c.done,
     rows: Number(c.rows),
     fresh: c.fresh,
+    openKeys: c.open_hashes.map((transactionHash, i) => ({ transactionHash, logIndex: c.open_log_indexes[i]! })),
   };
 }
 
@@ -111,18 +117,15 @@ export async function createRange(
 
 /**
  * Forgets a chunk's page key after the API refused it: the chunk now ends at its lowest committed block
- * (everything above it is committed), which it re-reads whole; the keys seen in that block so far are
- * dropped with the key, since the re-read records them all again.
+ * (everything above it is committed), which it re-reads whole; the keys committed in that block so far
+ * are dropped with the key, since the re-read holds them all again.
  */
-export async function dropPageKey(db: Kysely<Database>, chunk: Pick<ChunkState, 'id' | 'rangeId'>, toBlock: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('export_chunks')
-      .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, updated_at: sql`now()` })
-      .where('id', '=', chunk.id)
-      .execute();
-    await trx.deleteFrom('export_seen').where('range_id', '=', chunk.rangeId).where('block_number', '=', String(toBlock)).execute();
-  });
+export async function dropPageKey(db: Kysely<Database>, chunk: Pick<ChunkState, 'id'>, toBlock: number): Promise<void> {
+  await db
+    .updateTable('export_chunks')
+    .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, open_hashes: [], open_log_indexes: [], updated_at: sql`now()` })
+    .where('id', '=', chunk.id)
+    .execute();
 }
 
 /**

@@ -11,9 +11,8 @@ export interface ReconcileResult {
 /**
  * Closes finished ranges in one transaction: rows of each range's contract and blocks that the API no
  * longer returned move to token_transfers_removed with the run that removed them (never a delete without a
- * copy). Those are the rows its pages found missing from the blocks each covered alone (export_missing),
- * and the rows of the blocks two pages shared that neither held (no key in export_seen); a row that has
- * moved to another block since it was found missing stays. A coverage row records the range, and its
+ * copy). Those are the rows its pages found missing from the blocks each completed (export_missing); a
+ * row that has moved to another block since it was found missing stays. A coverage row records the range, and its
  * page records are dropped. Called only when every chunk of every range of the run is done, so nothing
  * moves after a failure.
  */
@@ -37,20 +36,13 @@ export async function reconcileRanges(
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
       claimedSpans.push(range);
-      // export_seen and export_missing grew since the planner last sampled them: with stale statistics it may
-      // think them empty and scan one once per row (seconds for tens of thousands of keys). Joins by hash are
-      // linear whatever the statistics say.
+      // export_missing grew since the planner last sampled it: with stale statistics it may think it empty
+      // and scan it once per row (seconds for tens of thousands of keys). Joins by hash are linear whatever
+      // the statistics say.
       await sql`SET LOCAL enable_nestloop = off; SET LOCAL jit = off`.execute(trx);
       const moved = await sql<{ removed: number }>`
         WITH doomed AS (
           SELECT m.transaction_hash, m.log_index, m.block_number FROM export_missing m WHERE m.range_id = ${range.id}
-          UNION
-          SELECT t.transaction_hash, t.log_index, t.block_number
-          FROM (SELECT DISTINCT block_number FROM export_seen WHERE range_id = ${range.id}) e
-          JOIN token_transfers t ON t.contract_address = ${range.contract} AND t.block_number = e.block_number
-          WHERE NOT EXISTS (
-            SELECT 1 FROM export_seen s
-            WHERE s.range_id = ${range.id} AND s.transaction_hash = t.transaction_hash AND s.log_index = t.log_index)
         ), gone AS (
           DELETE FROM token_transfers t
           USING doomed d
@@ -77,7 +69,6 @@ export async function reconcileRanges(
         .insertInto('export_coverage')
         .values({ job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
         .execute();
-      await trx.deleteFrom('export_seen').where('range_id', '=', range.id).execute();
       await trx.deleteFrom('export_missing').where('range_id', '=', range.id).execute();
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
       results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });

@@ -113,15 +113,10 @@ export interface ExportChunksTable {
   done: Generated<boolean>;
   /** Its blocks held no transfer of the contract when it started: pages COPY straight in (null: not decided yet). */
   fresh: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  /** Keys of the rows committed so far in the chunk's lowest committed block, which its next page may go on with. */
+  open_hashes: ColumnType<string[], string[] | undefined, string[]>;
+  open_log_indexes: ColumnType<number[], number[] | undefined, number[]>;
   updated_at: Generated<Date>;
-}
-
-/** Keys of the blocks a page shares with the next page of its chunk: checked when the range is reconciled. */
-export interface ExportSeenTable {
-  range_id: BigintColumn;
-  transaction_hash: string;
-  log_index: number;
-  block_number: BigintColumn;
 }
 
 /** Rows in blocks a page covered alone that the page did not hold: moved when the range is reconciled. */
@@ -151,7 +146,6 @@ export interface Database {
   export_runs: ExportRunsTable;
   export_ranges: ExportRangesTable;
   export_chunks: ExportChunksTable;
-  export_seen: ExportSeenTable;
   export_missing: ExportMissingTable;
   export_coverage: ExportCoverageTable;
 }
