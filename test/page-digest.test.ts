@@ -8,6 +8,7 @@ import { FIXTURE_DIR } from './helpers/fixtures.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
 
 type Target = Awaited<ReturnType<typeof migratedWarehouse>>;
+const BEGIN = `BEGIN; ${DIGEST_SETTINGS.map((s) => `SET LOCAL ${s}`).join('; ')}`;
 
 // real mainnet rows: 78-digit values, every kind of address, millisecond timestamps
 describe('comparing a page with the warehouse by digest', () => {
@@ -35,7 +36,7 @@ describe('comparing a page with the warehouse by digest', () => {
   });
 
   const holds = async (p: PageRows): Promise<boolean> => {
-    await client.query(`BEGIN; ${DIGEST_SETTINGS}`);
+    await client.query(BEGIN);
     try {
       return await warehouseHoldsPage(client, p);
     } finally {
@@ -44,7 +45,7 @@ describe('comparing a page with the warehouse by digest', () => {
   };
   /** Runs `change` on one warehouse row (in a transaction rolled back afterwards) and compares. */
   const holdsAfter = async (change: string, p: PageRows = page): Promise<boolean> => {
-    await client.query(`BEGIN; ${DIGEST_SETTINGS}`);
+    await client.query(BEGIN);
     try {
       const t = rows[Math.floor(rows.length / 2)]!;
       const updated = await client.query(`UPDATE token_transfers SET ${change} WHERE transaction_hash = $1 AND log_index = $2`, [t.transactionHash, t.logIndex]);
@@ -93,7 +94,7 @@ describe('comparing a page with the warehouse by digest', () => {
     // a row of the open block the page does not hold is for the next page to find
     expect(await holds({ ...p, rows: rows.slice(0, -1), openRows: open.slice(0, -1) })).toBe(open.length > 1);
     const t = open[0]!;
-    await client.query(`BEGIN; ${DIGEST_SETTINGS}`);
+    await client.query(BEGIN);
     try {
       await client.query('UPDATE token_transfers SET value = value + 1 WHERE transaction_hash = $1 AND log_index = $2', [t.transactionHash, t.logIndex]);
       expect(await warehouseHoldsPage(client, p)).toBe(false);

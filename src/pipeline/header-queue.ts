@@ -98,7 +98,11 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   return {
     async offer(rows, contract) {
       if (failure) throw failure.error;
-      for (const t of rows) {
+      for (let i = 0; i < rows.length; i++) {
+        const t = rows[i]!;
+        // a page's rows of one block are adjacent, and agree on its hash, number and timestamp (validated)
+        const before = rows[i - 1];
+        if (before && before.blockHash === t.blockHash && before.blockNumber === t.blockNumber && before.blockTimestamp === t.blockTimestamp) continue;
         const header = remember(t, contract);
         if (header) candidates.push(header);
       }

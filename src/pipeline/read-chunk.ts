@@ -5,7 +5,7 @@ import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
 import { withRetry } from '../source/retry.ts';
-import { AlreadyLoadedError, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
+import { AlreadyLoadedError, endPageSession, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
 import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
 import { decideFresh, dropPageKey, setFresh, type ChunkState } from '../warehouse/ranges.ts';
 import { pageSpan, type SpanState } from './page-span.ts';
@@ -169,7 +169,14 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       pageKey = page.nextPageKey;
     }
   } finally {
-    client?.removeListener('error', noteBroken);
-    client?.release(broken ? new Error('connection lost') : undefined);
+    if (client) {
+      // a connection whose settings cannot be reset is not given back for reuse
+      const reset = broken ? undefined : await endPageSession(client).then(
+        () => undefined,
+        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+      );
+      client.removeListener('error', noteBroken);
+      client.release(broken ? new Error('connection lost') : reset);
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
 import { EtlError } from '../common/errors.ts';
@@ -143,7 +144,9 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
       if (size > limit) throw tooLarge();
       chunks.push(chunk);
     }
-    return Buffer.concat(chunks, size).toString('utf8');
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    // a page is ASCII but for token names: copying bytes is cheaper than decoding UTF-8
+    return body.toString(isAscii(body) ? 'latin1' : 'utf8');
   }
 
   function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, text: string): unknown {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { TransferKey, TransferRecord } from '../dataset/types.ts';
 import { copyTransfers, TRANSFER_COLUMNS } from './copy.ts';
-import { DIGEST_SETTINGS, warehouseHoldsPage } from './page-digest.ts';
+import { DIGEST_SETTINGS, pageDigest, WAREHOUSE_DIGEST, warehouseDigestParams } from './page-digest.ts';
 
 /** Where a chunk stands after a page: committed together with the page's rows. */
 export interface ChunkCheckpoint {
@@ -91,16 +91,29 @@ const CHECKPOINT = `
     open_hashes = $6, open_log_indexes = $7, updated_at = now()
   WHERE id = $1`;
 
-// The staging table is never analyzed and token_transfers' statistics lag behind a large load: left to
-// itself the planner may join a page by scanning all of token_transfers. A page is at most 1000 rows,
-// so probing the primary key once per staged row is always right (and never worth compiling: no JIT).
-// A page's commit need not wait for its WAL to reach the disk: if PostgreSQL crashes, the pages it loses
-// lose their checkpoints with them, and the next run reads them again. Whatever ends a run (reconciliation,
-// the ledger) commits synchronously, which also flushes every page committed before it.
-const PAGE_TRANSACTION = 'BEGIN; SET LOCAL synchronous_commit = off; SET LOCAL jit = off';
-const BEGIN_MERGE = `${PAGE_TRANSACTION}; ${DIGEST_SETTINGS}; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_seqscan = off`;
+// A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
+// of the page is the exporter's ($15)
+const CHECKPOINT_IF_HELD = `
+  WITH warehouse AS (${WAREHOUSE_DIGEST}), moved AS (
+    UPDATE export_chunks
+    SET page_key = $9, resume_to_block = $10, done = $11, pages = pages + 1, rows = rows + $12,
+      open_hashes = $13, open_log_indexes = $14, updated_at = now()
+    WHERE id = $8 AND (SELECT digest FROM warehouse) = $15
+    RETURNING 1
+  )
+  SELECT EXISTS (SELECT 1 FROM moved) AS held`;
+
+// The settings of a connection while it loads pages (set once, reset when the chunk gives it back):
+// - The staging table is never analyzed and token_transfers' statistics lag behind a large load: left to
+//   itself the planner may join a page by scanning all of token_transfers. A page is at most 1000 rows,
+//   so probing the primary key once per row is always right (and never worth compiling: no JIT).
+// - A page's commit need not wait for its WAL to reach the disk: if PostgreSQL crashes, the pages it loses
+//   lose their checkpoints with them, and the next run reads them again. Whatever ends a run
+//   (reconciliation, the ledger) commits synchronously on other connections, which also flushes every page
+//   committed before it.
+const PAGE_SETTINGS = ['synchronous_commit = off', 'jit = off', ...DIGEST_SETTINGS, 'enable_hashjoin = off', 'enable_mergejoin = off', 'enable_seqscan = off'];
+const PAGE_SESSION = `${PAGE_SETTINGS.map((s) => `SET ${s}`).join('; ')}; ${CREATE_STAGING}`;
 const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nestloop = off';
-const BEGIN_COPY = PAGE_TRANSACTION;
 const UNIQUE_VIOLATION = '23505';
 
 /** A fresh chunk's page met a row the warehouse already holds (another job, or a re-read block): merge it. */
@@ -111,7 +124,12 @@ export class AlreadyLoadedError extends Error {
   }
 }
 
-const prepared = new WeakSet<pg.PoolClient>();
+const sessions = new WeakSet<pg.PoolClient>();
+
+/** Gives a connection that loaded pages its default settings back, before it returns to the pool. */
+export async function endPageSession(client: pg.PoolClient): Promise<void> {
+  if (sessions.delete(client)) await client.query('RESET ALL');
+}
 
 /**
  * Loads one page in one transaction and moves the chunk's checkpoint with it, so a crash loses at most
@@ -123,19 +141,23 @@ const prepared = new WeakSet<pg.PoolClient>();
  * // → { inserted: 0, updated: 2, unchanged: 998 }
  */
 export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<MergeCounts> {
-  if (load.mode === 'merge' && !prepared.has(client)) {
-    await client.query(CREATE_STAGING);
-    prepared.add(client);
+  if (!sessions.has(client)) {
+    await client.query(PAGE_SESSION);
+    sessions.add(client);
   }
-  await client.query(load.mode === 'copy' ? BEGIN_COPY : BEGIN_MERGE);
+  const { pageKey, resumeToBlock, done, openKeys } = load.checkpoint;
+  const checkpoint = [load.chunkId, pageKey, resumeToBlock, done, load.rows.length, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)];
+  if (load.mode === 'merge') {
+    const held = await client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]);
+    if (held.rows[0]?.held) return { inserted: 0, updated: 0, unchanged: load.rows.length };
+  }
+  await client.query('BEGIN');
   try {
     let counts: MergeCounts;
     const carried = [load.carried.map((k) => k.transactionHash), load.carried.map((k) => k.logIndex)];
     if (load.mode === 'copy') {
       await copyTransfers(client, 'token_transfers', load.rows, ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`);
       counts = { inserted: load.rows.length, updated: 0, unchanged: 0 };
-    } else if (await warehouseHoldsPage(client, load)) {
-      counts = { inserted: 0, updated: 0, unchanged: load.rows.length };
     } else {
       await copyTransfers(client, STAGING, load.rows);
       const merged = await client.query<{ inserted: number; updated: number }>(MERGE, [load.runId]);
@@ -146,8 +168,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<M
         await client.query(RECORD_MISSING, [load.rangeId, load.contract, load.interior.fromBlock, load.interior.toBlock, ...carried]);
       }
     }
-    const { pageKey, resumeToBlock, done, openKeys } = load.checkpoint;
-    await client.query(CHECKPOINT, [load.chunkId, pageKey, resumeToBlock, done, load.rows.length, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)]);
+    await client.query(CHECKPOINT, checkpoint);
     await client.query('COMMIT');
     return counts;
   } catch (err) {
