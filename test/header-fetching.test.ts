@@ -49,4 +49,27 @@ describe('fetching headers while reading pages', () => {
     const stored = await target.warehouse.db.selectFrom('block_headers').select('hash').execute();
     expect(new Set(stored.map((h) => h.hash))).toEqual(new Set(dataset.transfers.map((t) => t.blockHash)));
   });
+  it('keeps batches full when many chunks offer pages at once', async () => {
+    const many = await migratedWarehouse('header_fetching_many');
+    // thousands of blocks, and every answer takes a while: pages keep coming while the allowed batches are in flight
+    const wide = generateSyntheticDataset({ seed: 37, blocks: 8000, tokens: 2, transfers: 12_000, startBlock: 4_000_000 });
+    const slow = await startDevnet(wide, { faults: { latencyMs: [5, 25] } });
+    try {
+      const addresses = [...new Set(wide.transfers.map((t) => t.contractAddress))];
+      const config = job('headers-many', addresses.map((address) => ({ address, fromBlock: 4_000_000, toBlock: 4_007_999 })), {
+        pageSize: 200,
+        concurrency: 8,
+      });
+      const summary = await runExport(many.url, slow.base, config);
+      const expected = new Set(wide.transfers.map((t) => t.blockHash)).size;
+      expect(expected).toBeGreaterThan(2000);
+      const stats = await slow.stats();
+      expect(stats.rpcCalls['erigon_getHeaderByHash']).toBe(expected);
+      expect(stats.rpcHttpRequests - 1).toBe(Math.ceil(expected / 100));
+      expect(summary.totals.headersFetched).toBe(expected);
+    } finally {
+      await slow.close();
+      await many.drop();
+    }
+  });
 });
