@@ -33,6 +33,14 @@ async function insertRows(warehouse: Warehouse, rows: readonly TransferRecord[],
   }
 }
 
+/** An open range of the whole chain, as an older version recorded it (written without today's code). */
+async function openRange(warehouse: Warehouse, jobName: string, contract: string): Promise<string> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO export_ranges (job, contract_address, from_block, to_block, created_by_run)
+    VALUES (${jobName}, ${contract}, ${OPTIONS.startBlock}, ${LAST}, 1) RETURNING id`.execute(warehouse.db);
+  return rows[0]!.id;
+}
+
 describe('loading by page spans', () => {
   let dataset: Dataset;
   let devnet: RunningDevnet;
@@ -129,10 +137,7 @@ describe('loading by page spans', () => {
       const emptyBlock = Array.from({ length: OPTIONS.blocks }, (_, i) => OPTIONS.startBlock + i).find((b) => !blocks.includes(b))!;
       const phantoms = [phantom(dataset, real[0]!, withSeenKeys, 1), phantom(dataset, real[1]!, emptyBlock, 2)];
       await insertRows(warehouse, [...real, ...phantoms]);
-      const { rows } = await sql<{ id: string }>`
-        INSERT INTO export_ranges (job, contract_address, from_block, to_block, created_by_run)
-        VALUES ('upgrade', ${contract}, ${OPTIONS.startBlock}, ${LAST}, 1) RETURNING id`.execute(warehouse.db);
-      const rangeId = rows[0]!.id;
+      const rangeId = await openRange(warehouse, 'upgrade', contract);
       await sql`
         INSERT INTO export_chunks (range_id, from_block, to_block, resume_to_block, pages, rows, done)
         VALUES (${rangeId}, ${OPTIONS.startBlock}, ${LAST}, ${real[0]!.blockNumber}, 3, ${real.length}, true)`.execute(warehouse.db);
@@ -181,10 +186,7 @@ describe('loading by page spans', () => {
       const committed = sorted.slice(0, 2 * size);
       const phantoms = [phantom(dataset, sorted[0]!, shared, 1), phantom(dataset, sorted[1]!, stoppedIn, 2)];
       await insertRows(warehouse, [...committed, ...phantoms]);
-      const { rows } = await sql<{ id: string }>`
-        INSERT INTO export_ranges (job, contract_address, from_block, to_block, created_by_run)
-        VALUES ('part-way', ${contract}, ${OPTIONS.startBlock}, ${LAST}, 1) RETURNING id`.execute(warehouse.db);
-      const rangeId = rows[0]!.id;
+      const rangeId = await openRange(warehouse, 'part-way', contract);
       await sql`
         INSERT INTO export_chunks (range_id, from_block, to_block, page_key, resume_to_block, pages, rows, done, fresh)
         VALUES (${rangeId}, ${OPTIONS.startBlock}, ${LAST}, ${pageKey}, ${stoppedIn}, 2, ${committed.length}, false, false)`.execute(warehouse.db);
