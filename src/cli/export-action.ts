@@ -6,23 +6,28 @@ import type { ConnectionFlags } from './connection-flags.ts';
 import { exportJob } from './exporter.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
 import { summaryText } from './summary.ts';
+import { metricsPort, withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
 
 /** `erc20-etl backfill --contract … --from N --to N`: the range as an ad-hoc job, run now. */
-export async function backfill(flags: ConnectionFlags & BackfillFlags): Promise<void> {
+export async function backfill(flags: ConnectionFlags & BackfillFlags & MetricsFlags): Promise<void> {
   const job = backfillJob(flags);
   await exportAndPrint(job, flags, 'backfill');
 }
 
 /** `erc20-etl run jobs/NAME.json`: the job file, run now. */
-export async function runJobFile(file: string, flags: ConnectionFlags): Promise<void> {
+export async function runJobFile(file: string, flags: ConnectionFlags & MetricsFlags): Promise<void> {
   const job = await loadJobFile(file);
   await exportAndPrint(job, flags, 'run');
 }
 
-async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags, command: 'run' | 'backfill'): Promise<void> {
+async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags & MetricsFlags, command: 'run' | 'backfill'): Promise<void> {
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
+  metricsPort(flags); // a bad port is a usage error before anything starts
   limitHeapGrowth();
-  const summary = await exportJob({ databaseUrl: settings.databaseUrl!, api: settings.api!, logger: createLogger(), tty: isTty() }, job, command);
+  const logger = createLogger();
+  const summary = await withMetricsServed(flags, logger, (metrics) =>
+    exportJob({ databaseUrl: settings.databaseUrl!, api: settings.api!, logger, tty: isTty(), ...(metrics && { metrics }) }, job, command),
+  );
   process.stdout.write(summaryText(summary));
 }
 

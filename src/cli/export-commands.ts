@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { BackfillFlags } from '../config/load-job.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
+import { withMetrics, type MetricsFlags } from './metrics-flags.ts';
 
 const withConnections = (cmd: Command, api: boolean) => {
   cmd.option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)');
@@ -21,24 +22,24 @@ export function registerExportCommands(program: Command): void {
   );
 
   withConnections(
-    program
+    withMetrics(program
       .command('backfill')
       .description('export a block range now (an ad-hoc run, or a re-run that reconciles the range)')
       .option('--contract <address>', 'token contract (repeatable)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
       .option('--from <block>', 'first block, inclusive')
       .option('--to <block>', 'last block, inclusive (capped at the chain head)')
       .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000)')
-      .option('--concurrency <n>', 'chunks read at once (default 4)'),
+      .option('--concurrency <n>', 'chunks read at once (default 4)')),
     true,
-  ).action(async (flags: ConnectionFlags & BackfillFlags) => {
+  ).action(async (flags: ConnectionFlags & BackfillFlags & MetricsFlags) => {
     const { backfill } = await import('./export-action.ts');
     await backfill(flags);
   });
 
   withConnections(
-    program.command('run').description('run a job file: its contracts and ranges, or to the chain head').argument('<job-file>', 'e.g. jobs/nightly.json'),
+    withMetrics(program.command('run').description('run a job file: its contracts and ranges, or to the chain head').argument('<job-file>', 'e.g. jobs/nightly.json')),
     true,
-  ).action(async (file: string, flags: ConnectionFlags) => {
+  ).action(async (file: string, flags: ConnectionFlags & MetricsFlags) => {
     const { runJobFile } = await import('./export-action.ts');
     await runJobFile(file, flags);
   });

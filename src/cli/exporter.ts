@@ -11,6 +11,7 @@ import { runJob, type RunSummary } from '../pipeline/run-job.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { pendingMigrations } from '../warehouse/migrate.ts';
 import { FatalError } from '../common/errors.ts';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
 
 /** HTTP limits of a run: a page of 1000 transfers is about 450 KB, so 32 MB bounds memory, not data. */
 export const HTTP_DEFAULTS = { timeoutMs: 30_000, maxResponseBytes: 32 * 1024 * 1024, retries: 8 } as const;
@@ -22,6 +23,8 @@ export interface ExportOptions {
   clock?: Clock;
   /** Show progress bars (a terminal) rather than log lines. */
   tty: boolean;
+  /** Prometheus metrics to keep up to date. */
+  metrics?: RunMetrics;
 }
 
 /**
@@ -57,6 +60,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
         logger,
         clock,
         progress: createProgress({ tty: options.tty, logger, job: job.name }),
+        ...(options.metrics && { metrics: options.metrics }),
       },
       job,
       command,

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { SourceCounters } from '../source/counters.ts';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { ApiEndpoint } from '../source/api-url.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
@@ -30,6 +31,8 @@ export interface RunDeps {
   logger: Logger;
   clock: Clock;
   progress: Progress;
+  /** Prometheus metrics, when the command serves them. */
+  metrics?: RunMetrics;
 }
 
 export interface RangeSummary {
@@ -59,6 +62,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
   const started = deps.clock.now();
   const lock = await tryJobLock(warehouse.pool, job.name);
   if (!lock) throw new JobLockedError(job.name);
+  const untrack = deps.metrics?.trackSource(deps.counters);
   const totals = emptyTotals();
   let runId: string | undefined;
   let ledgerTimer: ReturnType<typeof setInterval> | undefined;
@@ -117,6 +121,11 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     await stopLedgerTimer();
     flush();
     await recordRun(warehouse.db, runId, totals, { status: 'succeeded' });
+    if (deps.metrics) {
+      const covered = await lastCoveredBlocks(deps, job.name, contracts);
+      for (const [contract, block] of covered) deps.metrics.lag(job.name, contract, Math.max(0, head - block));
+      deps.metrics.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
+    }
     const ms = deps.clock.now() - started;
     logger.info({ msg: 'run finished', job: job.name, run: runId, ...totals, ms });
     return { runId, job: job.name, head, ranges: summaries, totals, ms };
@@ -124,6 +133,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const err = explain(caught);
     const message = deps.endpoint.redact(err instanceof Error ? err.message : String(err));
     await stopLedgerTimer();
+    deps.metrics?.runEnded(job.name, 'failed', deps.clock.now() / 1000);
     if (runId !== undefined) {
       flush();
       await recordRun(warehouse.db, runId, totals, { status: 'failed', error: message }).catch((e: unknown) =>
@@ -133,6 +143,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     throw err;
   } finally {
     clearInterval(ledgerTimer);
+    untrack?.();
     deps.progress.stop();
     await lock.release().catch(() => undefined);
   }
@@ -161,16 +172,23 @@ async function processRanges(
   const headers = createHeaderQueue(deps, { job: job.name, runId, batchSize: deps.rpc.batchSize ?? 100, concurrency: HEADER_POSTS_ALONGSIDE });
   try {
     await readRanges(deps, job, runId, ranges, totals, lock, headers);
-    totals.headersFetched += await headers.drain();
+    const stored = await headers.drain();
+    totals.headersFetched += stored;
+    deps.metrics?.headersStored(job.name, stored);
   } catch (err) {
     await headers.settle();
     throw err;
   }
   await lock.ensure();
-  if (resumed) totals.headersFetched += await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
+  if (resumed) {
+    const stored = await enrichRanges(deps, { job: job.name, runId, concurrency: job.concurrency, ranges });
+    totals.headersFetched += stored;
+    deps.metrics?.headersStored(job.name, stored);
+  }
   await lock.ensure();
   // ranges resumed from an earlier run may hold rows that run updated
   const reconciled = await reconcileRanges(deps.warehouse.db, ranges, runId, resumed || totals.rowsUpdated > 0);
+  for (const r of ranges) deps.metrics?.removed(job.name, r.contract, reconciled.get(r.id)?.removed ?? 0);
   return ranges.map((r) => ({
     contract: r.contract,
     fromBlock: r.fromBlock,
@@ -207,8 +225,9 @@ async function readRanges(
     range.chunks
       .filter((chunk) => !chunk.done)
       .map((chunk) =>
-        limit(() =>
-          readChunk(
+        limit(async () => {
+          const started = deps.clock.now();
+          await readChunk(
             deps,
             { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal },
             {
@@ -216,6 +235,7 @@ async function readRanges(
                 totals.rowsInserted += counts.inserted;
                 totals.rowsUpdated += counts.updated;
                 totals.rowsUnchanged += counts.unchanged;
+                deps.metrics?.page(job.name, range.contract, counts);
                 deps.progress.advance(range.contract, blocks, page.transfers.length);
                 if (!tokensSaved.has(range.contract)) {
                   tokensSaved.add(range.contract);
@@ -230,8 +250,9 @@ async function readRanges(
           ).catch((err: unknown) => {
             stop.abort(err);
             throw err;
-          }),
-        ),
+          });
+          if (chunk.done) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
+        }),
       ),
   );
   const results = await Promise.allSettled(tasks);

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { exportJob } from '../../src/cli/exporter.ts';
+import type { RunMetrics } from '../../src/metrics/run-metrics.ts';
 import type { JobConfig } from '../../src/config/job-schema.ts';
 import type { Dataset, TransferRecord } from '../../src/dataset/types.ts';
 import type { RunSummary } from '../../src/pipeline/run-job.ts';
@@ -44,9 +45,9 @@ export function job(name: string, contracts: JobConfig['contracts'], overrides: 
 }
 
 /** Runs a job in this process against an API base URL (the reference server) and a database. */
-export function runExport(databaseUrl: string, apiBase: string, config: JobConfig, logger?: Logger): Promise<RunSummary> {
+export function runExport(databaseUrl: string, apiBase: string, config: JobConfig, logger?: Logger, metrics?: RunMetrics): Promise<RunSummary> {
   return exportJob(
-    { databaseUrl, api: parseApiUrl(apiBase), logger: logger ?? pino({ level: 'silent' }), tty: false },
+    { databaseUrl, api: parseApiUrl(apiBase), logger: logger ?? pino({ level: 'silent' }), tty: false, ...(metrics && { metrics }) },
     config,
     'run',
   );

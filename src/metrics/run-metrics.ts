@@ -1,0 +1,133 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createSourceCounters, type SourceCounters } from '../source/counters.ts';
+
+/** What a run tells its metrics as it goes. Labels are job names and contract addresses, never a URL. */
+export interface RunMetrics {
+  /**
+   * The HTTP counters of a run that starts now, read at every scrape; call what it returns when the run
+   * ends, to keep its counts without keeping it.
+   */
+  trackSource(counters: SourceCounters): () => void;
+  /** A committed page of a contract: its rows, by what the load did with them. */
+  page(job: string, contract: string, rows: { inserted: number; updated: number; unchanged: number }): void;
+  /** Rows a reconciliation moved out, and headers stored. */
+  removed(job: string, contract: string, rows: number): void;
+  headersStored(job: string, headers: number): void;
+  /** A chunk read to its end, and how long that took. */
+  chunkDone(job: string, contract: string, seconds: number): void;
+  /** Blocks between the chain head and the highest block of the contract the job has covered. */
+  lag(job: string, contract: string, blocks: number): void;
+  /** A run ended: `succeeded` or `failed`. */
+  runEnded(job: string, status: 'succeeded' | 'failed', endedAtSeconds: number): void;
+}
+
+const SOURCE_COUNTS = ['transferRequests', 'rpcPosts', 'headerCalls', 'retries', 'rateLimited'] as const;
+
+/**
+ * The exporter's Prometheus metrics, registered in `registry` (none in prom-client's global one, so two
+ * exporters in one process never mix). HTTP counts are read from the runs' own counters at each scrape.
+ *
+ * @example const registry = new Registry(); const metrics = createRunMetrics(registry); await registry.metrics() // → '# HELP erc20_etl_rows_total …'
+ */
+export function createRunMetrics(registry: Registry): RunMetrics {
+  const live = new Set<SourceCounters>();
+  const ended = createSourceCounters();
+  const sum = (key: (typeof SOURCE_COUNTS)[number]) => [...live].reduce((a, c) => a + c[key], ended[key]);
+  const errorKinds = () => {
+    const total = new Map<string, number>();
+    for (const c of [ended, ...live]) for (const [kind, n] of Object.entries(c.errors)) total.set(kind, (total.get(kind) ?? 0) + n);
+    return total;
+  };
+  // a counter that follows a running total: each scrape adds what the total grew by since the last one
+  const following = (name: string, help: string, read: () => number) => {
+    let reported = 0;
+    return new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const now = read();
+        if (now > reported) this.inc(now - reported);
+        reported = now;
+      },
+    });
+  };
+  following('erc20_etl_transfer_requests_total', 'getTokenTransfers HTTP requests, retries included.', () => sum('transferRequests'));
+  following('erc20_etl_rpc_posts_total', 'JSON-RPC HTTP requests (a batch counts once), retries included.', () => sum('rpcPosts'));
+  following('erc20_etl_header_calls_total', 'erigon_getHeaderByHash calls sent.', () => sum('headerCalls'));
+  following('erc20_etl_retries_total', 'HTTP requests that were retried.', () => sum('retries'));
+  following('erc20_etl_rate_limited_total', 'HTTP answers 429 (rate limited).', () => sum('rateLimited'));
+  const reportedErrors = new Map<string, number>();
+  new Counter({
+    name: 'erc20_etl_request_errors_total',
+    help: 'Failed HTTP attempts, by HTTP status or kind (timeout, reset, refused, dns, network, tls, bad-body, too-large).',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const [kind, n] of errorKinds()) {
+        const before = reportedErrors.get(kind) ?? 0;
+        if (n > before) this.labels(kind).inc(n - before);
+        reportedErrors.set(kind, n);
+      }
+    },
+  });
+  const rows = new Counter({
+    name: 'erc20_etl_rows_total',
+    help: 'Transfers read and loaded, by outcome: inserted, updated, unchanged, removed (by reconciliation).',
+    labelNames: ['job', 'contract', 'outcome'],
+    registers: [registry],
+  });
+  const headers = new Counter({ name: 'erc20_etl_headers_stored_total', help: 'Block headers fetched, verified and stored.', labelNames: ['job'], registers: [registry] });
+  const chunks = new Histogram({
+    name: 'erc20_etl_chunk_duration_seconds',
+    help: 'Time to read a chunk to its end, its pages loaded.',
+    labelNames: ['job', 'contract'],
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  const lag = new Gauge({
+    name: 'erc20_etl_lag_blocks',
+    help: 'Blocks between the chain head at the last run and the highest block of the contract the job has covered.',
+    labelNames: ['job', 'contract'],
+    registers: [registry],
+  });
+  const runs = new Counter({ name: 'erc20_etl_runs_total', help: 'Runs ended, by status.', labelNames: ['job', 'status'], registers: [registry] });
+  const lastRun = new Gauge({
+    name: 'erc20_etl_last_run_end_timestamp_seconds',
+    help: 'When the last run of the job ended, by status (Unix time).',
+    labelNames: ['job', 'status'],
+    registers: [registry],
+  });
+
+  return {
+    trackSource(counters) {
+      live.add(counters);
+      return () => {
+        if (!live.delete(counters)) return;
+        for (const key of SOURCE_COUNTS) ended[key] += counters[key];
+        for (const [kind, n] of Object.entries(counters.errors)) ended.errors[kind] = (ended.errors[kind] ?? 0) + n;
+      };
+    },
+    page(job, contract, counts) {
+      for (const outcome of ['inserted', 'updated', 'unchanged'] as const) {
+        if (counts[outcome]) rows.labels(job, contract, outcome).inc(counts[outcome]);
+      }
+    },
+    removed(job, contract, n) {
+      rows.labels(job, contract, 'removed').inc(n);
+    },
+    headersStored(job, n) {
+      headers.labels(job).inc(n);
+    },
+    chunkDone(job, contract, seconds) {
+      chunks.labels(job, contract).observe(seconds);
+    },
+    lag(job, contract, blocks) {
+      lag.labels(job, contract).set(blocks);
+    },
+    runEnded(job, status, endedAtSeconds) {
+      runs.labels(job, status).inc();
+      lastRun.labels(job, status).set(endedAtSeconds);
+    },
+  };
+}
