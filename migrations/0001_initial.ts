@@ -2,9 +2,9 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * The warehouse: transfers, headers, token metadata, and the ledgers that make every run exact and
- * resumable. Column names are the snake_case of the API's field names. Nothing here stops the schema
- * from being distributed on Citus by transaction_hash (see README): every unique key of token_transfers
- * and token_transfers_removed includes it, and the other tables are small reference tables.
+ * resumable. Column names are the snake_case of the API's field names. Nothing here stops token_transfers
+ * from being distributed on Citus by transaction_hash (see README): every unique key of it includes that
+ * column; headers and tokens can be reference tables, and the ledgers stay on the coordinator.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
