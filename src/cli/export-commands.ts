@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { BackfillFlags } from '../config/load-job.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { withMetrics, type MetricsFlags } from './metrics-flags.ts';
+import type { ReportFlags } from './report-action.ts';
 
 const withConnections = (cmd: Command, api: boolean) => {
   cmd.option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)');
@@ -54,5 +55,18 @@ export function registerExportCommands(program: Command): void {
   ).action(async (file: string | undefined, flags: ConnectionFlags & { json?: boolean }) => {
     const { printStatus } = await import('./status-action.ts');
     await printStatus(file, flags);
+  });
+
+  withConnections(
+    program
+      .command('report')
+      .description('write one self-contained HTML page with charts: daily transfers and volume per token, coverage per contract, recent runs')
+      .option('--out <file>', 'where to write the page, e.g. report.html')
+      .option('--days <n>', 'days of transfers to chart, counted back from the newest (default 90)')
+      .option('--runs <n>', 'recent runs to show (default 30)'),
+    false,
+  ).action(async (flags: ConnectionFlags & ReportFlags) => {
+    const { writeReport } = await import('./report-action.ts');
+    await writeReport(flags);
   });
 }

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { reportPage } from './report-page.ts';
+import { barChart, escapeHtml, lineChart, spanChart } from './svg.ts';
+
+const count = (svg: string) => (svg.match(/data-point/g) ?? []).length;
+
+describe('report charts', () => {
+  it('escapes text for HTML', () => {
+    expect(escapeHtml(`<b a="1">Tom's & co</b>`)).toBe('&lt;b a=&quot;1&quot;&gt;Tom&#39;s &amp; co&lt;/b&gt;');
+  });
+
+  it('draws a point per value, on shared days, with its exact text', () => {
+    const svg = lineChart('Volume', 'volume', [
+      { name: 'A<script>', points: [{ x: '2024-01-02', y: 2, text: '2.000000' }, { x: '2024-01-01', y: 1, text: '1.5' }] },
+      { name: 'B', points: [{ x: '2024-01-01', y: 4, text: '115792089237316195423570985008687907853269984665640564039457584007913129639935' }] },
+    ]);
+    expect(count(svg)).toBe(3);
+    expect(svg).not.toContain('<script>');
+    expect(svg).toContain('data-series="A&lt;script&gt;"');
+    expect(svg).toContain('data-value="115792089237316195423570985008687907853269984665640564039457584007913129639935"');
+    // the highest value is at the top of the plot, a lower one below it
+    const cy = (value: string) => Number(new RegExp(`data-value="${value}" cx="[\\d.]+" cy="([\\d.]+)"`).exec(svg)![1]);
+    expect(cy('2.000000')).toBeGreaterThan(cy('115792089237316195423570985008687907853269984665640564039457584007913129639935'));
+  });
+
+  it('draws bars and spans', () => {
+    expect(count(barChart('Runs', 'rows', { name: 'rows', points: [{ x: '#1', y: 0, text: '0' }, { x: '#2', y: 5, text: '5' }] }))).toBe(2);
+    const spans = spanChart('Coverage', [
+      { row: 'USDC', from: 10, to: 20, text: 'a' },
+      { row: 'USDC', from: 30, to: 40, text: 'b' },
+      { row: 'WETH', from: 10, to: 10, text: 'c' },
+    ]);
+    expect(count(spans)).toBe(3);
+  });
+
+  it('says so where there is nothing to chart yet', () => {
+    const page = reportPage({ generatedAt: '2026-01-01T00:00:00.000Z', days: 90, daily: [], coverage: [], runs: [] });
+    expect(count(page)).toBe(0);
+    expect(page).toContain('No transfers in the warehouse yet.');
+    expect(page).toContain('No range has been completed yet.');
+    expect(page).toContain('No run yet.');
+  });
+});
