@@ -1,32 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Dataset } from '../src/dataset/types.ts';
+import { describe, expect, it } from 'vitest';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
-import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { startDevnet } from './helpers/devnet.ts';
 import { job, migratedWarehouse, runExport } from './helpers/exporter.ts';
+import { syntheticWorld } from './helpers/world.ts';
 
 const OPTIONS = { seed: 31, blocks: 900, tokens: 4, transfers: 6000, startBlock: 3_000_000 };
 const LAST = OPTIONS.startBlock + OPTIONS.blocks - 1;
 
 describe('fetching headers while reading pages', () => {
-  let dataset: Dataset;
-  let devnet: RunningDevnet;
-  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
-  beforeAll(async () => {
-    dataset = generateSyntheticDataset(OPTIONS);
-    devnet = await startDevnet(dataset);
-    target = await migratedWarehouse('header_fetching');
-  });
-  afterAll(async () => {
-    await target.drop();
-    await devnet.close();
-  });
-
-  const contracts = () => [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+  const world = syntheticWorld('header_fetching', OPTIONS);
+  const contracts = () => world.contracts();
   const distinctBlocks = (from: number, to: number) =>
-    new Set(dataset.transfers.filter((t) => t.blockNumber >= from && t.blockNumber <= to).map((t) => t.blockHash)).size;
+    new Set(world.dataset.transfers.filter((t) => t.blockNumber >= from && t.blockNumber <= to).map((t) => t.blockHash)).size;
   const backfill = (from: number, to: number, pageSize: number) =>
     job('headers', contracts().map((address) => ({ address, fromBlock: from, toBlock: to })), { pageSize, concurrency: 3 });
-  const reset = () => fetch(`${devnet.origin}/__control/reset-stats`, { method: 'POST' });
+  const reset = () => fetch(`${world.devnet.origin}/__control/reset-stats`, { method: 'POST' });
 
   it('asks for each new block once, in full batches of 100 but the last', async () => {
     // the lower half first: its headers are stored, so the whole range then asks only for the upper half's
@@ -39,15 +27,15 @@ describe('fetching headers while reading pages', () => {
       [OPTIONS.startBlock, LAST, 1000, 0],
     ] as const) {
       await reset();
-      const summary = await runExport(target.url, devnet.base, backfill(from, to, pageSize));
-      const stats = await devnet.stats();
+      const summary = await runExport(world.target.url, world.devnet.base, backfill(from, to, pageSize));
+      const stats = await world.devnet.stats();
       expect(stats.rpcCalls['erigon_getHeaderByHash'] ?? 0, `blocks ${from}–${to}`).toBe(expected);
       // one POST asks for the chain head; the others carry the headers
       expect(stats.rpcHttpRequests - 1).toBe(Math.ceil(expected / 100));
       expect(summary.totals.headersFetched).toBe(expected);
     }
-    const stored = await target.warehouse.db.selectFrom('block_headers').select('hash').execute();
-    expect(new Set(stored.map((h) => h.hash))).toEqual(new Set(dataset.transfers.map((t) => t.blockHash)));
+    const stored = await world.target.warehouse.db.selectFrom('block_headers').select('hash').execute();
+    expect(new Set(stored.map((h) => h.hash))).toEqual(new Set(world.dataset.transfers.map((t) => t.blockHash)));
   });
   it('keeps batches full when many chunks offer pages at once', async () => {
     const many = await migratedWarehouse('header_fetching_many');

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { Registry } from 'prom-client';
-import type { Dataset } from '../src/dataset/types.ts';
-import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { createRunMetrics } from '../src/metrics/run-metrics.ts';
 import { startMetricsServer, type MetricsServer } from '../src/metrics/metrics-server.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
-import { PROJECT, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { PROJECT, startDevnet } from './helpers/devnet.ts';
 import { job, migratedWarehouse, runExport } from './helpers/exporter.ts';
+import { syntheticWorld } from './helpers/world.ts';
 
 const OPTIONS = { seed: 41, blocks: 600, tokens: 3, transfers: 4000, startBlock: 5_000_000 };
 const LAST = OPTIONS.startBlock + OPTIONS.blocks - 1;
@@ -25,25 +24,18 @@ function value(text: string, name: string, match: Record<string, string> = {}): 
 }
 
 describe('Prometheus metrics', () => {
-  let dataset: Dataset;
-  let devnet: RunningDevnet;
-  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  const world = syntheticWorld('metrics', OPTIONS);
   let server: MetricsServer;
   const registry = new Registry();
   const metrics = createRunMetrics(registry);
   beforeAll(async () => {
-    dataset = generateSyntheticDataset(OPTIONS);
-    devnet = await startDevnet(dataset);
-    target = await migratedWarehouse('metrics');
     server = await startMetricsServer({ registry, host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
     await server.close();
-    await target.drop();
-    await devnet.close();
   });
 
-  const contracts = () => [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+  const contracts = () => world.contracts();
   const scrape = async () => {
     const res = await fetch(server.url);
     expect(res.status).toBe(200);
@@ -52,6 +44,7 @@ describe('Prometheus metrics', () => {
   };
 
   it('the endpoint reports the numbers of a run, and adds up runs', async () => {
+    const { dataset, devnet, target } = world;
     const toBlock = LAST - 100;
     const config = job('metrics', contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock })), { pageSize: 100, concurrency: 2 });
     const first = await runExport(target.url, devnet.base, config, undefined, metrics);
@@ -91,6 +84,7 @@ describe('Prometheus metrics', () => {
   });
 
   it('backfill --metrics-port serves them while it runs, and a bad port is a usage error', async () => {
+    const { dataset } = world;
     const slow = await startDevnet(dataset, { faults: { latencyMs: [20, 30] } });
     const fresh = await migratedWarehouse('metrics_cli');
     try {

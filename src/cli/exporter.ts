@@ -9,6 +9,7 @@ import { createTransfersClient } from '../source/transfers-client.ts';
 import { createProgress } from '../pipeline/progress.ts';
 import { runJob, type RunSummary } from '../pipeline/run-job.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
+import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-limit.ts';
 import { pendingMigrations } from '../warehouse/migrate.ts';
 import { FatalError } from '../common/errors.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
@@ -42,6 +43,10 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
     logger,
     clock,
     counters,
+    // a limit holds for every process exporting from this API into this warehouse, not for this run alone
+    ...(job.requestsPerSecond !== undefined && {
+      limiter: createSharedRateLimiter({ pool: warehouse.pool, key: rateLimitKey(options.api.base), requestsPerSecond: job.requestsPerSecond, clock }),
+    }),
   });
   try {
     const pending = await pendingMigrations(warehouse).catch((err: unknown) => {

@@ -18,7 +18,7 @@ import {
   type RequestTarget,
   type TransportFailure,
 } from './errors.ts';
-import { createRateLimiter } from './rate-limiter.ts';
+import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
 import { withRetry } from './retry.ts';
 
 export interface HttpClientConfig {
@@ -44,6 +44,8 @@ export interface HttpClientDeps {
   logger: Logger;
   clock: Clock;
   counters: SourceCounters;
+  /** Where request starts take their turn; by default one schedule in this process, `config.requestsPerSecond` apart. */
+  limiter?: RateLimiter;
 }
 
 export interface HttpClient {
@@ -86,7 +88,8 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
  * await http.getJson(`/builder/getTokenTransfers?contractAddress=${usdc}&fromBlock=17000000&toBlock=17000100`);
  * await http.postJson({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
  */
-export function createHttpClient({ endpoint, config, logger, clock, counters }: HttpClientDeps): HttpClient {
+export function createHttpClient(deps: HttpClientDeps): HttpClient {
+  const { endpoint, config, logger, clock, counters } = deps;
   const url = new URL(endpoint.base);
   const basePath = url.pathname.replace(/\/$/, '');
   const pool = new Pool(url.origin, {
@@ -96,7 +99,7 @@ export function createHttpClient({ endpoint, config, logger, clock, counters }: 
     // always verify certificates, whatever NODE_TLS_REJECT_UNAUTHORIZED says
     connect: { timeout: config.timeoutMs, rejectUnauthorized: true },
   });
-  const limiter = createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
+  const limiter = deps.limiter ?? createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
 
   async function attempt(target: RequestTarget, body: string | undefined): Promise<unknown> {
     await limiter.acquire();

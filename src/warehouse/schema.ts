@@ -138,6 +138,12 @@ export interface ExportCoverageTable {
   completed_at: Generated<Date>;
 }
 
+/** The next free request slot of an API's shared requests-per-second limit (keyed by a digest of its URL). */
+export interface ApiRateLimitsTable {
+  key: string;
+  next_at: Date;
+}
+
 export interface Database {
   token_transfers: TokenTransfersTable;
   token_transfers_removed: TokenTransfersRemovedTable;
@@ -148,4 +154,5 @@ export interface Database {
   export_chunks: ExportChunksTable;
   export_missing: ExportMissingTable;
   export_coverage: ExportCoverageTable;
+  api_rate_limits: ApiRateLimitsTable;
 }
