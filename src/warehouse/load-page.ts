@@ -126,6 +126,11 @@ export class AlreadyLoadedError extends Error {
 
 const sessions = new WeakSet<pg.PoolClient>();
 
+/** A page's rows (newest first, as the API serves them) in chain order, without copying them. */
+function* oldestFirst<T>(rows: readonly T[]): Generator<T> {
+  for (let i = rows.length - 1; i >= 0; i--) yield rows[i]!;
+}
+
 /** Gives a connection that loaded pages its default settings back, before it returns to the pool. */
 export async function endPageSession(client: pg.PoolClient): Promise<void> {
   if (sessions.delete(client)) await client.query('RESET ALL');
@@ -156,7 +161,8 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<M
     let counts: MergeCounts;
     const carried = [load.carried.map((k) => k.transactionHash), load.carried.map((k) => k.logIndex)];
     if (load.mode === 'copy') {
-      await copyTransfers(client, 'token_transfers', load.rows, ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`);
+      // oldest first: each index then grows at the end of the page's run of keys, and its pages stay full
+      await copyTransfers(client, 'token_transfers', oldestFirst(load.rows), ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`);
       counts = { inserted: load.rows.length, updated: 0, unchanged: 0 };
     } else {
       await copyTransfers(client, STAGING, load.rows);
