@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDataset } from '../src/dataset/read.ts';
+import type { HeaderJson } from '../src/eth/header-fields.ts';
+import { insertHeaders } from '../src/warehouse/headers.ts';
+import { FIXTURE_DIR } from './helpers/fixtures.ts';
+import { migratedWarehouse } from './helpers/exporter.ts';
+
+describe('storing block headers', () => {
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  let headers: HeaderJson[];
+  beforeAll(async () => {
+    headers = (await readDataset(FIXTURE_DIR)).headers.slice(0, 3);
+    target = await migratedWarehouse('headers_store');
+  });
+  afterAll(async () => {
+    await target.drop();
+  });
+
+  it('keeps unknown header keys as JSON, NULL for absent fork fields, and stores a header once', async () => {
+    const extra = { AuRaStep: '0x5', verkleProof: null, note: 'tab\there, "quoted", ünïcode' };
+    const batch = headers.map((header, i) => ({ header, extra: i === 0 ? extra : null, hashVerified: i !== 2 }));
+    expect(await insertHeaders(target.warehouse.db, batch, '7')).toBe(3);
+    expect(await insertHeaders(target.warehouse.db, batch, '8')).toBe(0);
+    const rows = await target.warehouse.db.selectFrom('block_headers').selectAll().orderBy('number').execute();
+    const byHash = new Map(rows.map((r) => [r.hash, r]));
+    expect(byHash.get(headers[0]!.hash)!.extra_fields).toEqual(extra);
+    expect(byHash.get(headers[1]!.hash)!.extra_fields).toBeNull();
+    expect(byHash.get(headers[2]!.hash)!.hash_verified).toBe(false);
+    for (const h of headers) {
+      const row = byHash.get(h.hash)!;
+      expect(row.fetched_by_run).toBe('7');
+      expect(row.number).toBe(BigInt(h.number!).toString());
+      expect(row.difficulty).toBe(BigInt(h.difficulty!).toString());
+      expect(row.base_fee_per_gas).toBe(h.baseFeePerGas === null ? null : BigInt(h.baseFeePerGas).toString());
+      expect(row.withdrawals_root).toBe(h.withdrawalsRoot);
+      expect(row.logs_bloom).toBe(h.logsBloom);
+    }
+  });
+});
