@@ -6,7 +6,7 @@ import type { ConnectionFlags } from './connection-flags.ts';
 import { exportJob } from './exporter.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
 import { summaryText } from './summary.ts';
-import { metricsPort, withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
+import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
 
 /** `erc20-etl backfill --contract … --from N --to N`: the range as an ad-hoc job, run now. */
 export async function backfill(flags: ConnectionFlags & BackfillFlags & MetricsFlags): Promise<void> {
@@ -22,7 +22,6 @@ export async function runJobFile(file: string, flags: ConnectionFlags & MetricsF
 
 async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags & MetricsFlags, command: 'run' | 'backfill'): Promise<void> {
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
-  metricsPort(flags); // a bad port is a usage error before anything starts
   limitHeapGrowth();
   const logger = createLogger();
   const summary = await withMetricsServed(flags, logger, (metrics) =>

@@ -15,7 +15,7 @@ export const withMetrics = (cmd: Command): Command =>
     .option('--metrics-host <host>', 'address the metrics endpoint listens on', '127.0.0.1');
 
 /** The port asked for, or undefined when metrics are off; a bad value is a usage error (exit 2). */
-export function metricsPort(flags: MetricsFlags): number | undefined {
+function metricsPort(flags: MetricsFlags): number | undefined {
   if (flags.metricsPort === undefined) return undefined;
   const port = Number(flags.metricsPort);
   if (!/^\d+$/.test(flags.metricsPort) || port > 65_535) {
