@@ -3,6 +3,7 @@ import { EtlError } from '../common/errors.ts';
 import { registerDevnet } from './devnet-command.ts';
 import { registerExportCommands } from './export-commands.ts';
 import { registerDemo } from './demo-registration.ts';
+import { registerQueueCommands } from './queue-commands.ts';
 
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .showHelpAfterError('(add --help for usage)');
   registerExportCommands(program);
+  registerQueueCommands(program);
   registerDevnet(program);
   registerDemo(program);
   return program;

@@ -3,6 +3,7 @@
  * Every message here says what was expected; `problems.ts` adds the field and what was got.
  */
 import { z } from 'zod';
+import { CRON_EXPECTED, cronProblem } from './cron.ts';
 
 /** The largest block number a JS number holds exactly. */
 export const MAX_BLOCK_NUMBER = Number.MAX_SAFE_INTEGER;
@@ -130,6 +131,19 @@ export const jobSchema = z
         .meta({
           title: 'Finality',
           description: 'When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000.',
+        }),
+      schedule: z
+        .string({ error: CRON_EXPECTED })
+        .superRefine((value, ctx) => {
+          const problem = cronProblem(value);
+          if (problem) ctx.addIssue({ code: 'custom', message: `${CRON_EXPECTED}; ${problem}` });
+        })
+        .optional()
+        .meta({
+          title: 'Schedule',
+          description:
+            'When `erc20-etl worker --schedule` enqueues this job: a cron expression in UTC (minute hour day-of-month month day-of-week), e.g. "0 2 * * *" for 02:00 every day. It fires once however many workers run.',
+          examples: ['0 2 * * *'],
         }),
     },
     { error: 'expected a JSON object like {"name": "…", "contracts": [{"address": "0x…", "fromBlock": 0}]}' },

@@ -1,6 +1,5 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
-import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { SourceCounters } from '../source/counters.ts';
@@ -11,7 +10,7 @@ import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
 import { emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
-import { saveToken } from '../warehouse/tokens.ts';
+import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { enrichRanges, type HeaderSource } from './enrich.ts';
 import { createHeaderQueue, type HeaderQueue } from './header-queue.ts';
 import { JobLockedError } from './errors.ts';
@@ -21,6 +20,7 @@ import { resolveHead } from './head.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { readChunk, type PageSource } from './read-chunk.ts';
+import { onCommittedPage } from './page-events.ts';
 
 export interface RunDeps {
   warehouse: Warehouse;
@@ -96,7 +96,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const summaries: RangeSummary[] = resumed.length ? await phase(resumed, true) : [];
     // … then the plan: a follow-the-head contract always re-reads its last `finality` blocks up to the
     // head (blocks a resumed range read before a reorg included); an explicit range just resumed is done
-    const lastCovered = await lastCoveredBlocks(deps, job.name, contracts);
+    const lastCovered = await lastCoveredBlocks(warehouse.db, job.name, contracts);
     const planned = job.contracts.filter((c) => c.toBlock === undefined || !resumed.some((r) => r.contract === c.address));
     const plan = planRun({
       contracts: planned,
@@ -122,7 +122,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     flush();
     await recordRun(warehouse.db, runId, totals, { status: 'succeeded' });
     if (deps.metrics) {
-      const covered = await lastCoveredBlocks(deps, job.name, contracts);
+      const covered = await lastCoveredBlocks(warehouse.db, job.name, contracts);
       for (const [contract, block] of covered) deps.metrics.lag(job.name, contract, Math.max(0, head - block));
       deps.metrics.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
     }
@@ -230,23 +230,7 @@ async function readRanges(
           await readChunk(
             deps,
             { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal },
-            {
-              async onPage(counts, blocks, page) {
-                totals.rowsInserted += counts.inserted;
-                totals.rowsUpdated += counts.updated;
-                totals.rowsUnchanged += counts.unchanged;
-                deps.metrics?.page(job.name, range.contract, counts);
-                deps.progress.advance(range.contract, blocks, page.transfers.length);
-                if (!tokensSaved.has(range.contract)) {
-                  tokensSaved.add(range.contract);
-                  await saveToken(deps.warehouse.db, page.token, runId);
-                }
-                for (const warning of page.warnings) {
-                  deps.logger.warn({ msg: warning, job: job.name, contract: range.contract });
-                }
-                await headers.offer(page.transfers, range.contract);
-              },
-            },
+            { onPage: onCommittedPage(deps, { job: job.name, runId, contract: range.contract, totals, headers, tokensSaved }) },
           ).catch((err: unknown) => {
             stop.abort(err);
             throw err;
@@ -259,15 +243,6 @@ async function readRanges(
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   if (stop.signal.aborted) throw stop.signal.reason;
-}
-
-/** The highest block this job has covered, per contract (from the coverage ledger). */
-async function lastCoveredBlocks(deps: RunDeps, job: string, contracts: readonly string[]): Promise<Map<string, number>> {
-  const { rows } = await sql<{ contract_address: string; to_block: string }>`
-    SELECT contract_address, max(to_block)::text AS to_block FROM export_coverage
-    WHERE job = ${job} AND contract_address = ANY(${contracts as string[]})
-    GROUP BY contract_address`.execute(deps.warehouse.db);
-  return new Map(rows.map((r) => [r.contract_address, Number(r.to_block)]));
 }
 
 /** A raw PostgreSQL error (outside the page loads, which retry their own) becomes one that says what happened. */

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { TransferKey } from '../dataset/types.ts';
 import type { Database } from './schema.ts';
 
@@ -23,6 +23,8 @@ export interface RangeState {
   contract: string;
   fromBlock: number;
   toBlock: number;
+  /** The run that planned it: a queued range's tasks add their totals to it. */
+  createdByRun: string;
   chunks: ChunkState[];
 }
 
@@ -38,6 +40,25 @@ export async function openRanges(db: Kysely<Database>, job: string): Promise<Ran
     .where('status', '=', 'open')
     .orderBy('id')
     .execute();
+  return withChunks(db, ranges);
+}
+
+/** One range with its chunks, when it is still open (a finished range has no chunks left). */
+export async function openRange(db: Kysely<Database>, id: string): Promise<RangeState | undefined> {
+  const ranges = await db.selectFrom('export_ranges').selectAll().where('id', '=', id).where('status', '=', 'open').execute();
+  return (await withChunks(db, ranges))[0];
+}
+
+interface RangeRow {
+  id: string;
+  job: string;
+  contract_address: string;
+  from_block: string;
+  to_block: string;
+  created_by_run: string;
+}
+
+async function withChunks(db: Kysely<Database>, ranges: RangeRow[]): Promise<RangeState[]> {
   if (!ranges.length) return [];
   const chunks = await db
     .selectFrom('export_chunks')
@@ -55,6 +76,7 @@ export async function openRanges(db: Kysely<Database>, job: string): Promise<Ran
     contract: r.contract_address,
     fromBlock: Number(r.from_block),
     toBlock: Number(r.to_block),
+    createdByRun: r.created_by_run,
     chunks: chunks.filter((c) => c.range_id === r.id).map(toChunk),
   }));
 }
@@ -88,31 +110,41 @@ function toChunk(c: ChunkRow): ChunkState {
   };
 }
 
+export interface NewRange {
+  job: string;
+  contract: string;
+  fromBlock: number;
+  toBlock: number;
+  runId: string;
+  chunks: readonly { fromBlock: number; toBlock: number }[];
+}
+
 /** Records a planned range and its chunks, in one transaction. */
-export async function createRange(
-  db: Kysely<Database>,
-  input: { job: string; contract: string; fromBlock: number; toBlock: number; runId: string; chunks: readonly { fromBlock: number; toBlock: number }[] },
-): Promise<RangeState> {
-  return db.transaction().execute(async (trx) => {
-    const range = await trx
-      .insertInto('export_ranges')
-      .values({ job: input.job, contract_address: input.contract, from_block: input.fromBlock, to_block: input.toBlock, created_by_run: input.runId })
-      .returning(['id'])
-      .executeTakeFirstOrThrow();
-    const chunks = await trx
-      .insertInto('export_chunks')
-      .values(input.chunks.map((c) => ({ range_id: range.id, from_block: c.fromBlock, to_block: c.toBlock })))
-      .returningAll()
-      .execute();
-    return {
-      id: range.id,
-      job: input.job,
-      contract: input.contract,
-      fromBlock: input.fromBlock,
-      toBlock: input.toBlock,
-      chunks: chunks.map(toChunk),
-    };
-  });
+export async function createRange(db: Kysely<Database>, input: NewRange): Promise<RangeState> {
+  return db.transaction().execute((trx) => insertRange(trx, input));
+}
+
+/** Records a planned range and its chunks inside the caller's transaction. */
+export async function insertRange(trx: Transaction<Database>, input: NewRange): Promise<RangeState> {
+  const range = await trx
+    .insertInto('export_ranges')
+    .values({ job: input.job, contract_address: input.contract, from_block: input.fromBlock, to_block: input.toBlock, created_by_run: input.runId })
+    .returning(['id'])
+    .executeTakeFirstOrThrow();
+  const chunks = await trx
+    .insertInto('export_chunks')
+    .values(input.chunks.map((c) => ({ range_id: range.id, from_block: c.fromBlock, to_block: c.toBlock })))
+    .returningAll()
+    .execute();
+  return {
+    id: range.id,
+    job: input.job,
+    contract: input.contract,
+    fromBlock: input.fromBlock,
+    toBlock: input.toBlock,
+    createdByRun: input.runId,
+    chunks: chunks.map(toChunk),
+  };
 }
 
 /**

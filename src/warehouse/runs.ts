@@ -81,3 +81,63 @@ export async function failAbandonedRuns(db: Kysely<Database>, job: string): Prom
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/**
+ * Adds what one worker task did to its run's totals: tasks of one run end on many machines, so each
+ * adds its share in one statement rather than writing the whole.
+ */
+export async function addToRun(db: Kysely<Database>, runId: string, add: RunTotals): Promise<void> {
+  const plus = (column: keyof typeof COLUMNS) => sql<string>`${sql.ref(column)} + ${String(add[COLUMNS[column]])}`;
+  await db
+    .updateTable('export_runs')
+    .set({
+      rows_inserted: plus('rows_inserted'),
+      rows_updated: plus('rows_updated'),
+      rows_unchanged: plus('rows_unchanged'),
+      rows_removed: plus('rows_removed'),
+      api_requests: plus('api_requests'),
+      retries: plus('retries'),
+      rate_limited: plus('rate_limited'),
+      headers_fetched: plus('headers_fetched'),
+    })
+    .where('id', '=', runId)
+    .execute();
+}
+
+const COLUMNS = {
+  rows_inserted: 'rowsInserted',
+  rows_updated: 'rowsUpdated',
+  rows_unchanged: 'rowsUnchanged',
+  rows_removed: 'rowsRemoved',
+  api_requests: 'apiRequests',
+  retries: 'retries',
+  rate_limited: 'rateLimited',
+  headers_fetched: 'headersFetched',
+} as const satisfies Record<string, keyof RunTotals>;
+
+/**
+ * Marks a queued run succeeded once none of the ranges it planned is open; resolves to whether this call
+ * did. A run already failed (a task met a fatal error, or `run` took its work over) stays as it is.
+ */
+export async function closeRunIfDone(db: Kysely<Database>, runId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('export_runs')
+    .set({ status: 'succeeded', finished_at: sql<Date>`now()` })
+    .where('id', '=', runId)
+    .where('status', '=', 'running')
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('export_ranges').select(sql`1`.as('one')).where('created_by_run', '=', runId).where('status', '=', 'open'))),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Marks a run failed with the reason, unless it has ended already. */
+export async function failRun(db: Kysely<Database>, runId: string, error: string): Promise<void> {
+  await db
+    .updateTable('export_runs')
+    .set({ status: 'failed', error, finished_at: sql<Date>`now()` })
+    .where('id', '=', runId)
+    .where('status', '=', 'running')
+    .execute();
+}

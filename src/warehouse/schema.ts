@@ -155,4 +155,13 @@ export interface Database {
   export_missing: ExportMissingTable;
   export_coverage: ExportCoverageTable;
   api_rate_limits: ApiRateLimitsTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
+}
+
+/** A live worker's graphile-worker id and when it last said so (migration 0005). */
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  host: string;
+  pid: number;
+  seen_at: Generated<Date>;
 }

@@ -1,0 +1,42 @@
+import { systemClock } from '../common/clock.ts';
+import { createLogger } from '../common/logger.ts';
+import { loadJobFile } from '../config/load-job.ts';
+import { resolveSettings } from '../config/settings.ts';
+import { resolveHead } from '../pipeline/head.ts';
+import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
+import { installQueue } from '../queue/install.ts';
+import { createWarehouse } from '../warehouse/db.ts';
+import { createApiClients } from './api-clients.ts';
+import type { ConnectionFlags } from './connection-flags.ts';
+import { ensureMigrated } from './exporter.ts';
+
+/**
+ * `erc20-etl enqueue jobs/NAME.json`: plans the job as `run` would (to the chain head it asks the API
+ * for) and puts one task per chunk on the queue for `erc20-etl worker` processes; prints what it queued.
+ */
+export async function enqueue(file: string, flags: ConnectionFlags): Promise<void> {
+  const job = await loadJobFile(file);
+  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
+  const logger = createLogger();
+  const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 3 });
+  const api = createApiClients({ api: settings.api!, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond });
+  try {
+    await ensureMigrated(warehouse);
+    await installQueue(settings.databaseUrl!, logger);
+    const { head } = await resolveHead(api.rpc, api.transfers, job.contracts.map((c) => c.address));
+    process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue')));
+  } finally {
+    await api.http.close().catch(() => undefined);
+    await warehouse.close().catch(() => undefined);
+  }
+}
+
+/** What `enqueue` prints: one line per planned range, then the tasks. */
+export function enqueueText(r: EnqueueResult): string {
+  const lines = [`erc20-etl enqueue: job ${r.job}, chain head ${r.head}${r.runId ? `, run ${r.runId}` : ''}`];
+  for (const p of r.planned) lines.push(`  ${p.contract}  blocks ${p.fromBlock}–${p.toBlock} in ${p.chunks} chunk(s)`);
+  if (r.resumed) lines.push(`  ${r.resumed} open range(s) of earlier runs: their unfinished chunks queued again`);
+  const already = [r.waiting && `${r.waiting} were queued already`, r.running && `${r.running} are being read by a worker now`].filter(Boolean).join(', ');
+  lines.push(`  ${r.queued} chunk task(s) queued${already ? ` (${already})` : ''}; run \`erc20-etl worker\` to work through them`);
+  return `${lines.join('\n')}\n`;
+}

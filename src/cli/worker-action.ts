@@ -1,0 +1,42 @@
+import { systemClock } from '../common/clock.ts';
+import { createLogger } from '../common/logger.ts';
+import { resolveSettings } from '../config/settings.ts';
+import { runWorker } from '../queue/worker.ts';
+import { createWarehouse } from '../warehouse/db.ts';
+import { createApiClients } from './api-clients.ts';
+import type { ConnectionFlags } from './connection-flags.ts';
+import { ensureMigrated } from './exporter.ts';
+import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
+import { workerSettings, type WorkerFlags } from './worker-flags.ts';
+
+/** `erc20-etl worker`: runs queued chunk tasks with this process's own CHAIN_API_URL. */
+export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags): Promise<void> {
+  const options = await workerSettings(flags);
+  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
+  const logger = createLogger();
+  const api = settings.api!;
+  await withMetricsServed(flags, logger, async (metrics) => {
+    // per task: a lock connection, a page connection, header inserts and rate-limit turns
+    const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: options.concurrency * 3 + 4 });
+    try {
+      await ensureMigrated(warehouse);
+      await runWorker(
+        {
+          databaseUrl: settings.databaseUrl!,
+          warehouse,
+          logger,
+          clock: systemClock,
+          api(job) {
+            const clients = createApiClients({ api, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond });
+            return { transfers: clients.transfers, rpc: clients.rpc, counters: clients.counters, close: () => clients.http.close() };
+          },
+          redact: (text) => api.redact(text),
+          ...(metrics && { metrics }),
+        },
+        options,
+      );
+    } finally {
+      await warehouse.close().catch(() => undefined);
+    }
+  });
+}

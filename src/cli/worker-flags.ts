@@ -1,0 +1,71 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError } from '../common/errors.ts';
+import type { JobConfig } from '../config/job-schema.ts';
+import { loadJobFile } from '../config/load-job.ts';
+
+/** The flags of `erc20-etl worker`, as commander hands them over. */
+export interface WorkerFlags {
+  concurrency?: string;
+  once?: boolean;
+  schedule?: boolean;
+  jobs?: string;
+  deadAfter?: string;
+}
+
+export interface WorkerSettings {
+  concurrency: number;
+  once: boolean;
+  leaseSeconds: number;
+  scheduled: Readonly<JobConfig>[];
+}
+
+const integer = (value: string | undefined, fallback: number, min: number, max: number, flag: string, problems: string[]): number => {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (/^\d+$/.test(value) && n >= min && n <= max) return n;
+  problems.push(`${flag}: expected an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return fallback;
+};
+
+/**
+ * Reads the worker's flags, and with `--schedule` the job files of `--jobs` (every `*.json` but
+ * `*.schema.json`) that carry a schedule. Every problem is reported at once.
+ */
+export async function workerSettings(flags: WorkerFlags): Promise<WorkerSettings> {
+  const problems: string[] = [];
+  const concurrency = integer(flags.concurrency, 4, 1, 64, '--concurrency', problems);
+  const leaseSeconds = integer(flags.deadAfter, 60, 5, 86_400, '--dead-after', problems);
+  if (flags.once && flags.schedule) problems.push('--once and --schedule: a worker that stops when the queue is empty cannot keep a schedule; use one or the other');
+  let scheduled: Readonly<JobConfig>[] = [];
+  if (flags.schedule && !(flags.once && flags.schedule)) scheduled = await scheduledJobs(flags.jobs ?? 'jobs', problems);
+  if (problems.length) throw new ConfigError(`Cannot start the worker (${problems.length} problem(s)):`, problems, 'Fix them and start it again; `erc20-etl worker --help` lists the flags.');
+  return { concurrency, once: Boolean(flags.once), leaseSeconds, scheduled };
+}
+
+async function scheduledJobs(dir: string, problems: string[]): Promise<Readonly<JobConfig>[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.endsWith('.schema.json')).sort();
+  } catch (err) {
+    problems.push(`--jobs ${dir}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    return [];
+  }
+  const jobs: Readonly<JobConfig>[] = [];
+  const files = new Map<string, string>();
+  for (const name of names) {
+    const file = join(dir, name);
+    try {
+      const job = await loadJobFile(file);
+      if (job.schedule === undefined) continue;
+      const other = files.get(job.name);
+      if (other) problems.push(`${file}: job name "${job.name}" is also the name of ${other}; expected each scheduled job's name once`);
+      files.set(job.name, file);
+      jobs.push(job);
+    } catch (err) {
+      problems.push(err instanceof ConfigError && err.problems.length ? err.problems.join('\n  ') : (err as Error).message);
+    }
+  }
+  if (!jobs.length && !problems.length) problems.push(`--schedule: no job file in ${dir} has a "schedule", e.g. "schedule": "0 2 * * *"`);
+  return jobs;
+}

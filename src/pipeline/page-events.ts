@@ -1,0 +1,47 @@
+import type { Logger } from 'pino';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import type { RunTotals } from '../warehouse/runs.ts';
+import { saveToken } from '../warehouse/tokens.ts';
+import type { HeaderQueue } from './header-queue.ts';
+import type { Progress } from './progress.ts';
+import type { ChunkEvents } from './read-chunk.ts';
+
+export interface PageEventDeps {
+  warehouse: Warehouse;
+  logger: Logger;
+  metrics?: RunMetrics;
+  progress?: Progress;
+}
+
+export interface PageEventScope {
+  job: string;
+  runId: string;
+  contract: string;
+  totals: RunTotals;
+  headers: HeaderQueue;
+  /** Contracts whose token metadata this process has saved already. */
+  tokensSaved: Set<string>;
+}
+
+/**
+ * What happens after each committed page of a chunk, in a run or in a worker: totals, metrics and
+ * progress count its rows, the token's metadata is saved once, the API's warnings are logged, and the
+ * page's blocks go to the header queue.
+ */
+export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): ChunkEvents['onPage'] {
+  const { job, contract, totals } = scope;
+  return async (counts, blocks, page) => {
+    totals.rowsInserted += counts.inserted;
+    totals.rowsUpdated += counts.updated;
+    totals.rowsUnchanged += counts.unchanged;
+    deps.metrics?.page(job, contract, counts);
+    deps.progress?.advance(contract, blocks, page.transfers.length);
+    if (!scope.tokensSaved.has(contract)) {
+      scope.tokensSaved.add(contract);
+      await saveToken(deps.warehouse.db, page.token, scope.runId);
+    }
+    for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });
+    await scope.headers.offer(page.transfers, contract);
+  };
+}

@@ -1,0 +1,106 @@
+import { sql, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { JobConfig } from '../config/job-schema.ts';
+import { JobLockedError } from '../pipeline/errors.ts';
+import { planRun } from '../pipeline/plan.ts';
+import { lastCoveredBlocks } from '../warehouse/coverage.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import { insertRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
+import { setRunSpan, startRun } from '../warehouse/runs.ts';
+import type { Database } from '../warehouse/schema.ts';
+import { chunkJobKey, TASKS, type ChunkPayload } from './payloads.ts';
+
+export interface EnqueueDeps {
+  warehouse: Warehouse;
+  logger: Logger;
+}
+
+export interface EnqueueResult {
+  job: string;
+  head: number;
+  /** The run that the new ranges belong to; none when nothing new was planned. */
+  runId?: string;
+  /** Ranges planned now. */
+  planned: { contract: string; fromBlock: number; toBlock: number; chunks: number }[];
+  /** Open ranges (an earlier enqueue, or a run that stopped) whose unfinished chunks were queued again. */
+  resumed: number;
+  /** Chunk tasks added. */
+  queued: number;
+  /** Chunks whose task was on the queue already (waiting, or given up after its attempts): it starts afresh. */
+  waiting: number;
+  /** Chunks skipped because a worker is reading them right now. */
+  running: number;
+}
+
+/**
+ * Turns a job into chunk tasks on the queue, as `run` would read them: first the chunks its open ranges
+ * have not finished, then a plan for the contracts that have no open range (the same plan `run` makes).
+ * Ranges, chunks and tasks are committed in one transaction, so a task never points at a chunk that is
+ * not there, and a failed enqueue leaves nothing behind. Two enqueues of one job take turns; none runs
+ * while `erc20-etl run` holds the job.
+ */
+export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule'): Promise<EnqueueResult> {
+  const result = await deps.warehouse.db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended('erc20-etl enqueue ' || ${job.name}, 0))`.execute(trx);
+    const free = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock_shared(hashtextextended('erc20-etl job ' || ${job.name}, 0)) AS ok`.execute(trx);
+    if (!free.rows[0]?.ok) throw new JobLockedError(job.name);
+
+    const resumed = await openRanges(trx, job.name);
+    const busy = new Set(resumed.map((r) => r.contract));
+    const contracts = job.contracts.map((c) => c.address);
+    const plan = planRun({
+      contracts: job.contracts.filter((c) => !busy.has(c.address)),
+      head,
+      finality: job.finality,
+      chunks: 2 * job.concurrency,
+      lastCovered: await lastCoveredBlocks(trx, job.name, contracts),
+    });
+    for (const note of plan.notes) deps.logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
+    for (const contract of busy) {
+      deps.logger.info({ msg: 'an earlier range of this contract is still open: its unfinished chunks are queued, and nothing new is planned for it', job: job.name, contract });
+    }
+
+    let runId: string | undefined;
+    const planned: RangeState[] = [];
+    if (plan.ranges.length) {
+      runId = await startRun(trx, { job: job.name, command, contracts });
+      for (const r of plan.ranges) {
+        planned.push(await insertRange(trx, { job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
+      }
+      await setRunSpan(trx, runId, Math.min(...planned.map((r) => r.fromBlock)), Math.max(...planned.map((r) => r.toBlock)));
+    }
+    const counts = await queueChunks(trx, job, head, [...resumed, ...planned]);
+    return {
+      job: job.name,
+      head,
+      ...(runId !== undefined && { runId }),
+      planned: planned.map((r) => ({ contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, chunks: r.chunks.length })),
+      resumed: resumed.length,
+      ...counts,
+    };
+  });
+  deps.logger.info({ msg: 'job enqueued', job: job.name, run: result.runId, head, ranges: result.planned.length, resumed: result.resumed, queued: result.queued, waiting: result.waiting, running: result.running });
+  return result;
+}
+
+async function queueChunks(trx: Transaction<Database>, job: Readonly<JobConfig>, head: number, ranges: readonly RangeState[]) {
+  let queued = 0;
+  let waiting = 0;
+  let running = 0;
+  for (const range of ranges) {
+    for (const chunk of range.chunks.filter((c) => !c.done)) {
+      const payload: ChunkPayload = { job, runId: range.createdByRun, rangeId: range.id, chunkId: chunk.id, head };
+      // added unless a worker holds the chunk's task at this moment; a waiting or failed one is replaced
+      // (its attempts start again)
+      const key = chunkJobKey(chunk.id);
+      const answer = await sql<{ replaced: boolean }>`
+        SELECT (graphile_worker.add_job(${TASKS.chunk}, ${JSON.stringify(payload)}::json, job_key => ${key})).revision > 0 AS replaced
+        WHERE NOT EXISTS (SELECT 1 FROM graphile_worker.jobs WHERE key = ${key} AND locked_at IS NOT NULL)`.execute(trx);
+      const row = answer.rows[0];
+      if (!row) running++;
+      else if (row.replaced) waiting++;
+      else queued++;
+    }
+  }
+  return { queued, waiting, running };
+}

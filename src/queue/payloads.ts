@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { FatalError } from '../common/errors.ts';
+import { jobSchema, type JobConfig } from '../config/job-schema.ts';
+
+/** The graphile-worker task names this tool adds and runs. */
+export const TASKS = { chunk: 'erc20_etl_chunk', enqueue: 'erc20_etl_enqueue' } as const;
+
+const id = z.string().regex(/^\d+$/, { error: 'expected an id of digits' });
+
+/**
+ * One chunk of a range to read. The job travels whole (it holds no secret); the chain API's URL never
+ * does: each worker reads its own `CHAIN_API_URL`.
+ */
+export const chunkPayload = z.strictObject({ job: jobSchema, runId: id, rangeId: id, chunkId: id, head: z.number().int().nonnegative() });
+export type ChunkPayload = { job: Readonly<JobConfig>; runId: string; rangeId: string; chunkId: string; head: number };
+
+/** A scheduled job to plan and enqueue (what `erc20-etl enqueue` does), fired by the crontab. */
+export const enqueuePayload = z.strictObject({ job: jobSchema });
+
+/** A payload this version cannot read: retrying cannot help. */
+export class TaskPayloadError extends FatalError {}
+
+/**
+ * Reads a task's payload, or says what is wrong with it.
+ *
+ * @example parsePayload(chunkPayload, helpers.job.payload, 'erc20_etl_chunk') // → { job, runId, rangeId, chunkId, head }
+ */
+export function parsePayload<T extends z.ZodType>(schema: T, payload: unknown, task: string): z.output<T> {
+  const parsed = schema.safeParse(payload);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`).join('; ');
+  throw new TaskPayloadError(
+    `A ${task} task has a payload this version cannot read (${problems}). It was probably queued by another version of erc20-etl: run \`erc20-etl enqueue\` for its job again.`,
+  );
+}
+
+/** The job key of a chunk's task: one task per chunk, however often its job is enqueued. */
+export const chunkJobKey = (chunkId: string): string => `erc20-etl:chunk:${chunkId}`;

@@ -1,0 +1,128 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { parseCronItems, run, runOnce, type RunnerOptions, type TaskList, type WorkerEvents } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.ts';
+import { EtlError, RetryableError } from '../common/errors.ts';
+import type { JobConfig } from '../config/job-schema.ts';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
+import { JobLockedError } from '../pipeline/errors.ts';
+import { resolveHead } from '../pipeline/head.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import { failRun } from '../warehouse/runs.ts';
+import { runChunkTask, type TaskApi } from './chunk-task.ts';
+import { enqueueJob } from './enqueue.ts';
+import { graphileLogger } from './graphile-logger.ts';
+import { startHeartbeats } from './heartbeats.ts';
+import { chunkPayload, enqueuePayload, parsePayload, TASKS } from './payloads.ts';
+
+export interface WorkerDeps {
+  databaseUrl: string;
+  warehouse: Warehouse;
+  logger: Logger;
+  clock: Clock;
+  /** API clients for one task of a job, with the job's requests-per-second limit. */
+  api(job: Readonly<JobConfig>): TaskApi & { rpc: { blockNumber(): Promise<number | undefined> } };
+  /** Takes the project id out of a message before it is logged or stored in the queue. */
+  redact(text: string): string;
+  metrics?: RunMetrics;
+}
+
+export interface WorkerOptions {
+  /** Tasks run at once. */
+  concurrency: number;
+  /** Stop when no task is ready, instead of waiting for more. */
+  once: boolean;
+  /** A worker not heard from for this long is taken for dead, and its tasks go to other workers. */
+  leaseSeconds: number;
+  /** Jobs whose `schedule` this worker's crontab fires (with `--schedule`); empty without. */
+  scheduled: readonly Readonly<JobConfig>[];
+}
+
+/**
+ * `erc20-etl worker`: runs queued chunk tasks (and, with a schedule, the crontab that enqueues jobs) with
+ * graphile-worker until stopped (SIGINT/SIGTERM stop it gracefully: running chunks stop after their page)
+ * or, with `once`, until no task is ready.
+ */
+export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promise<void> {
+  const { logger } = deps;
+  const worker = `${hostname()}:${process.pid}`;
+  const tokensSaved = new Set<string>();
+  const heartbeats = startHeartbeats({ pool: deps.warehouse.pool, logger, leaseSeconds: options.leaseSeconds });
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  events.on('worker:create', ({ worker: w }) => heartbeats.add(w.workerId));
+  events.on('worker:release', ({ worker: w }) => heartbeats.remove(w.workerId));
+  events.on('pool:create', ({ workerPool }) => heartbeats.add(workerPool.id));
+
+  const taskList: TaskList = {
+    [TASKS.chunk]: (payload, helpers) =>
+      guarded(deps, TASKS.chunk, async (scope) => {
+        const task = parsePayload(chunkPayload, payload, TASKS.chunk);
+        Object.assign(scope, { job: task.job.name, runId: task.runId });
+        await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal);
+      }),
+    [TASKS.enqueue]: (payload) =>
+      guarded(deps, TASKS.enqueue, async (scope) => {
+        const { job } = parsePayload(enqueuePayload, payload, TASKS.enqueue);
+        scope.job = job.name;
+        const api = deps.api(job);
+        try {
+          const { head } = await resolveHead(api.rpc, api.transfers, job.contracts.map((c) => c.address));
+          await enqueueJob(deps, job, head, 'schedule');
+        } finally {
+          await api.close().catch(() => undefined);
+        }
+      }),
+  };
+  const parsedCronItems = parseCronItems(
+    options.scheduled.map((job) => ({
+      task: TASKS.enqueue,
+      match: job.schedule!,
+      // the identifier is what makes an entry fire once across workers: every worker names a job alike
+      identifier: `erc20-etl:${job.name}`,
+      payload: { job },
+      options: { backfillPeriod: 0, jobKey: `erc20-etl:enqueue:${job.name}`, maxAttempts: 5 },
+    })),
+  );
+  for (const job of options.scheduled) logger.info({ msg: 'schedule loaded', job: job.name, schedule: job.schedule });
+
+  const runnerOptions: RunnerOptions = {
+    connectionString: deps.databaseUrl,
+    maxPoolSize: options.concurrency + 3,
+    concurrency: options.concurrency,
+    pollInterval: 1_000,
+    taskList,
+    parsedCronItems,
+    events,
+    logger: graphileLogger(logger),
+  };
+  logger.info({ msg: 'worker started', worker, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
+  try {
+    if (options.once) await runOnce(runnerOptions);
+    else await (await run(runnerOptions)).promise;
+  } finally {
+    await heartbeats.stop();
+    logger.info({ msg: 'worker stopped', worker });
+  }
+}
+
+/**
+ * Runs a task's work so that what reaches graphile-worker (its log, the queue's last_error) never holds the
+ * project id, and a failure that a retry cannot fix ends the task instead of coming back 25 times: it is
+ * logged and, for a chunk, its run is marked failed; the next `enqueue` of the job queues the chunk again.
+ */
+async function guarded(deps: WorkerDeps, task: string, work: (scope: { job?: string; runId?: string }) => Promise<unknown>): Promise<void> {
+  const scope: { job?: string; runId?: string } = {};
+  try {
+    await work(scope);
+  } catch (err) {
+    const message = deps.redact(err instanceof Error ? err.message : String(err));
+    const retryable = !(err instanceof EtlError) || err instanceof RetryableError || err instanceof JobLockedError;
+    if (retryable) {
+      deps.logger.warn({ msg: 'task failed; it will be tried again', job: scope.job, task, err: message });
+      throw new RetryableError(message);
+    }
+    deps.logger.error({ msg: 'task failed; retrying cannot help, so it ends here', job: scope.job, task, err: message });
+    if (scope.runId !== undefined) await failRun(deps.warehouse.db, scope.runId, message);
+  }
+}
