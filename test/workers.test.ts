@@ -63,7 +63,7 @@ const count = async (target: Awaited<ReturnType<typeof migratedWarehouse>>, quer
   Number((await target.warehouse.pool.query<{ n: string }>(query)).rows[0]?.n ?? 0);
 
 describe('workers on one queue', () => {
-  const world = syntheticWorld('workers', OPTIONS, { faults: { latencyMs: [3, 8] } });
+  const world = syntheticWorld('workers', OPTIONS, { faults: { latencyMs: [15, 30] } });
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'erc20-etl-workers-'));
@@ -93,9 +93,16 @@ describe('workers on one queue', () => {
     const chunkIds = (await target.warehouse.db.selectFrom('export_chunks').select('id').orderBy('id').execute()).map((c) => c.id);
 
     const before = await world.devnet.stats();
-    const workers = [1, 2, 3].map(() => spawnWorker(world, target.url, ['--once', '--concurrency', '2']));
-    const results = await Promise.all(workers.map((w) => w.result));
-    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const workers = [1, 2, 3].map(() => spawnWorker(world, target.url, ['--concurrency', '2']));
+    try {
+      await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
+        what: 'the workers to finish the job',
+        timeoutMs: 120_000,
+      });
+    } finally {
+      for (const w of workers) w.child.kill('SIGTERM');
+    }
+    for (const r of await Promise.all(workers.map((w) => w.result))) expect(r.code === 0 || r.signal === 'SIGTERM', r.stderr).toBe(true);
 
     await expectExact(world, target);
     // each chunk was read to its end by exactly one task, and the work was shared
@@ -108,5 +115,149 @@ describe('workers on one queue', () => {
     // the run's request total is the sum of what each task counted: what the server saw from the workers
     const after = await world.devnet.stats();
     expect(Number(runs[0]!.api_requests)).toBe(after.getTokenTransfers + after.rpcHttpRequests - before.getTokenTransfers - before.rpcHttpRequests);
+
+    // the same range again, read by one worker that stops once the queue is empty: every row is unchanged
+    const rerun = await runCli(['enqueue', file], { env });
+    expect(rerun.stdout, rerun.stderr).toMatch(/8 chunk task\(s\) queued/);
+    const once = spawnWorker(world, target.url, ['--once', '--concurrency', '4']);
+    const result = await once.result;
+    expect(result.code, result.stderr).toBe(0);
+    const second = await target.warehouse.db.selectFrom('export_runs').selectAll().where('id', '<>', runs[0]!.id).execute();
+    expect(second.map((r) => [r.status, Number(r.rows_inserted), Number(r.rows_updated), Number(r.rows_unchanged)])).toEqual([['succeeded', 0, 0, OPTIONS.transfers]]);
+    expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs')).toBe(0);
+    await expectExact(world, target);
   }, 180_000);
+
+  it('a worker killed mid-task loses nothing: the others take its chunks over and finish them', async () => {
+    const target = await migratedWarehouse('workers_kill');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await jobFile(dir, 'kill', world, { pageSize: 25 }, HEAD);
+      const enqueued = await runCli(['enqueue', file], { env });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const lease = ['--dead-after', '5'];
+
+      const doomed = spawnWorker(world, target.url, ['--concurrency', '2', ...lease]);
+      const pages = () => count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks');
+      await waitFor(async () => (await pages()) >= 10, { what: 'the first worker to commit pages', timeoutMs: 60_000 });
+      // while workers read the job, `run` of it waits its turn rather than reading the same chunks
+      const run = await runCli(['run', file], { env });
+      expect(run.code, run.stderr).toBe(75);
+      expect(run.stderr).toMatch(/`erc20-etl worker` processes are reading its queued chunks/);
+      const held = (await target.warehouse.pool.query<{ key: string }>('SELECT key FROM graphile_worker.jobs WHERE locked_by IS NOT NULL')).rows.map((r) => r.key);
+      expect(held.length).toBeGreaterThan(0);
+      doomed.child.kill('SIGKILL');
+      expect((await doomed.result).signal).toBe('SIGKILL');
+      const readByDoomed = chunksRead([doomed]);
+      const rowsBefore = await count(target, 'SELECT count(*)::text AS n FROM token_transfers');
+      expect(rowsBefore).toBeLessThan(OPTIONS.transfers);
+
+      const rescuers = [1, 2].map(() => spawnWorker(world, target.url, ['--concurrency', '2', ...lease]));
+      try {
+        await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
+          what: 'the other workers to finish the job',
+          timeoutMs: 120_000,
+        });
+      } finally {
+        for (const w of rescuers) w.child.kill('SIGTERM');
+      }
+      for (const r of await Promise.all(rescuers.map((w) => w.result))) expect(r.code === 0 || r.signal === 'SIGTERM', r.stderr).toBe(true);
+
+      await expectExact(world, target);
+      // the tasks the killed worker held were handed back, and read by the others from where it stopped
+      const handedBack = rescuers.flatMap((w) => w.logs().filter((l) => l['msg'] === 'workers not heard from: their tasks go back to the queue'));
+      expect(handedBack.length).toBeGreaterThan(0);
+      const chunkIds = (await target.warehouse.pool.query<{ id: string }>('SELECT id FROM export_chunks')).rows;
+      expect(chunkIds).toEqual([]); // the ranges were reconciled, so their chunks are gone
+      const read = [...readByDoomed, ...chunksRead(rescuers)];
+      expect(read.length).toBe(new Set(read).size);
+      expect(read.length).toBe(8);
+      for (const key of held) expect(chunksRead(rescuers)).toContain(key.split(':').at(-1));
+      // the run's totals hold all the others did, and what the killed worker wrote to them before it died
+      const [ledger] = await target.warehouse.db.selectFrom('export_runs').selectAll().execute();
+      expect({ status: ledger!.status, updated: Number(ledger!.rows_updated) }).toEqual({ status: 'succeeded', updated: 0 });
+      expect(Number(ledger!.rows_inserted)).toBeGreaterThanOrEqual(OPTIONS.transfers - rowsBefore);
+      expect(Number(ledger!.rows_inserted)).toBeLessThanOrEqual(OPTIONS.transfers);
+    } finally {
+      await target.drop();
+    }
+  }, 240_000);
+
+  it('a crontab entry fires once across two workers, which then export the job', async () => {
+    const target = await migratedWarehouse('workers_cron');
+    const jobs = await mkdtemp(join(dir, 'jobs-'));
+    try {
+      await jobFile(jobs, 'nightly', world, { schedule: '0 2 * * *' });
+      // both workers' clocks read yesterday, 01:59:52 UTC, a few seconds after they start: 02:00 comes
+      // while both run, and is already past for PostgreSQL, so the enqueue it fires runs at once
+      const now = Date.now();
+      const yesterday = new Date(now - 86_400_000);
+      const target0159 = Date.UTC(yesterday.getUTCFullYear(), yesterday.getUTCMonth(), yesterday.getUTCDate(), 1, 59, 52);
+      const env = { TEST_CLOCK_SHIFT_MS: String(target0159 - now) };
+      const args = ['--schedule', '--jobs', jobs, '--concurrency', '2', '--metrics-port', '0'];
+      const workers = [1, 2].map(() => spawnWorker(world, target.url, args, env, ['--import', SHIFTED_CLOCK]));
+      try {
+        await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
+          what: 'the scheduled run to finish',
+          timeoutMs: 120_000,
+        });
+        // a little longer: nothing else fires
+        await sleep(2_000);
+        const due = workers.map((w) => w.logs().filter((l) => l['msg'] === 'schedule due').map((l) => l['at']));
+        const at = new Date(target0159 + 8_000).toISOString();
+        expect(due).toEqual([[at], [at]]);
+        // the enqueue task ran once, in one of them
+        expect(workers.flatMap((w) => w.logs().filter((l) => l['msg'] === 'job enqueued'))).toHaveLength(1);
+        const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().execute();
+        expect(runs.map((r) => [r.job, r.command, r.status])).toEqual([['nightly', 'schedule', 'succeeded']]);
+        await expectExact(world, target);
+
+        // each worker's metrics endpoint reports its share of the run; together, the whole of it
+        const scraped = await Promise.all(
+          workers.map(async (w) => {
+            const url = String(w.logs().find((l) => l['msg'] === 'serving metrics')?.['url']);
+            return (await fetch(url)).text();
+          }),
+        );
+        const inserted = scraped.map((text) => sumOf(text, 'erc20_etl_rows_total', 'outcome="inserted"'));
+        expect(inserted.reduce((a, b) => a + b, 0)).toBe(OPTIONS.transfers);
+        const logged = workers.map((w) => w.logs().filter((l) => l['msg'] === 'chunk done').reduce((n, l) => n + Number(l['rows']), 0));
+        expect(inserted).toEqual(logged);
+        expect(scraped.reduce((n, text) => n + sumOf(text, 'erc20_etl_runs_total', 'status="succeeded"'), 0)).toBe(1);
+        expect(scraped.some((text) => /erc20_etl_lag_blocks\{job="nightly"/.test(text))).toBe(true);
+        for (const text of scraped) expect(text).not.toContain(PROJECT);
+      } finally {
+        for (const w of workers) w.child.kill('SIGTERM');
+        await Promise.all(workers.map((w) => w.result));
+      }
+    } finally {
+      await target.drop();
+    }
+  }, 240_000);
 });
+
+describe('a task the worker cannot do', () => {
+  const world = syntheticWorld('workers_bad', { seed: 44, blocks: 200, tokens: 1, transfers: 300, startBlock: 1_000_000 });
+
+  it('ends with a message when its payload is unreadable, instead of coming back 25 times', async () => {
+    const { target } = world;
+    const migrated = await runCli(['migrate'], { env: { DATABASE_URL: target.url } });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    await target.warehouse.pool.query(`SELECT graphile_worker.add_job('erc20_etl_chunk', '{"job": {"name": "old"}, "chunkId": 7}'::json)`);
+    const worker = spawnWorker(world, target.url, ['--once']);
+    const result = await worker.result;
+    expect(result.code, result.stderr).toBe(0);
+    const failed = worker.logs().filter((l) => l['msg'] === 'task failed; retrying cannot help, so it ends here');
+    expect(failed).toHaveLength(1);
+    expect(String(failed[0]!['err'])).toMatch(/payload this version cannot read .*job\.contracts.*run `erc20-etl enqueue` for its job again/);
+    expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
+  });
+});
+
+/** The sum of a metric's samples whose labels contain `label`. */
+function sumOf(text: string, name: string, label: string): number {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes(label))
+    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+}

@@ -1,6 +1,7 @@
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { resolveSettings } from '../config/settings.ts';
+import { installQueue } from '../queue/install.ts';
 import { runWorker } from '../queue/worker.ts';
 import { createWarehouse } from '../warehouse/db.ts';
 import { createApiClients } from './api-clients.ts';
@@ -20,6 +21,7 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
     const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: options.concurrency * 3 + 4 });
     try {
       await ensureMigrated(warehouse);
+      await installQueue(settings.databaseUrl!, logger);
       await runWorker(
         {
           databaseUrl: settings.databaseUrl!,

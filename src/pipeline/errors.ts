@@ -1,10 +1,12 @@
 import { EtlError, FatalError } from '../common/errors.ts';
 
-/** Another run of the same job holds its lock: exit code 75 (EX_TEMPFAIL), try again later. */
+/** Another run of the same job, or a worker reading its chunks, holds its lock: exit code 75 (EX_TEMPFAIL), try again later. */
 export class JobLockedError extends EtlError {
   override readonly exitCode = 75;
   constructor(job: string) {
-    super(`Another run of job "${job}" is in progress (it holds the job's lock); this run did nothing. Try again when it has finished.`);
+    super(
+      `Another run of job "${job}" is in progress, or \`erc20-etl worker\` processes are reading its queued chunks (either holds the job's lock); this did nothing. Try again when they have finished.`,
+    );
   }
 }
 

@@ -93,6 +93,8 @@ async function readTask(deps: ChunkTaskDeps, payload: ChunkPayload, range: Range
   const api = deps.api(job);
   const untrack = deps.metrics?.trackSource(api.counters);
   const source = { warehouse: deps.warehouse, transfers: api.transfers, rpc: api.rpc, logger: deps.logger, clock: deps.clock };
+  // the run's totals keep up while the task works, so a worker killed mid-chunk loses at most a few seconds of them
+  const ledger = runLedger(deps, runId, totals, api.counters);
   try {
     const headers = createHeaderQueue(source, { job: job.name, runId, batchSize: api.rpc.batchSize ?? 100, concurrency: 2 });
     try {
@@ -115,15 +117,38 @@ async function readTask(deps: ChunkTaskDeps, payload: ChunkPayload, range: Range
     deps.metrics?.headersStored(job.name, totals.headersFetched);
   } finally {
     untrack?.();
-    totals.apiRequests = api.counters.transferRequests + api.counters.rpcPosts;
-    totals.retries = api.counters.retries;
-    totals.rateLimited = api.counters.rateLimited;
     await api.close().catch(() => undefined);
     // what was committed counts, whether or not the task got to the end
-    await addToRun(deps.warehouse.db, runId, totals).catch((err: unknown) =>
-      deps.logger.warn({ msg: 'could not add this task to its run totals', job: job.name, run: runId, err: (err as Error).message }),
-    );
+    await ledger.stop();
   }
+}
+
+const LEDGER_EVERY_MS = 5_000;
+
+/** Adds a task's totals to its run every few seconds and when stopped, each time what is new since the last. */
+function runLedger(deps: ChunkTaskDeps, runId: string, totals: RunTotals, counters: SourceCounters) {
+  const added = emptyTotals();
+  let writing: Promise<void> = Promise.resolve();
+  const add = () => {
+    totals.apiRequests = counters.transferRequests + counters.rpcPosts;
+    totals.retries = counters.retries;
+    totals.rateLimited = counters.rateLimited;
+    const now = { ...totals };
+    const delta = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - added[k as keyof RunTotals]])) as unknown as RunTotals;
+    Object.assign(added, now);
+    if (Object.values(delta).every((v) => v === 0)) return;
+    writing = writing
+      .then(() => addToRun(deps.warehouse.db, runId, delta))
+      .catch((err: unknown) => deps.logger.warn({ msg: 'could not add to the run totals', run: runId, err: (err as Error).message }));
+  };
+  const timer = setInterval(add, LEDGER_EVERY_MS);
+  return {
+    async stop() {
+      clearInterval(timer);
+      add();
+      await writing;
+    },
+  };
 }
 
 /**

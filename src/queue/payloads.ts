@@ -14,8 +14,11 @@ const id = z.string().regex(/^\d+$/, { error: 'expected an id of digits' });
 export const chunkPayload = z.strictObject({ job: jobSchema, runId: id, rangeId: id, chunkId: id, head: z.number().int().nonnegative() });
 export type ChunkPayload = { job: Readonly<JobConfig>; runId: string; rangeId: string; chunkId: string; head: number };
 
-/** A scheduled job to plan and enqueue (what `erc20-etl enqueue` does), fired by the crontab. */
-export const enqueuePayload = z.strictObject({ job: jobSchema });
+/**
+ * A scheduled job to plan and enqueue (what `erc20-etl enqueue` does), fired by the crontab; graphile-worker
+ * adds `_cron` (the entry's time).
+ */
+export const enqueuePayload = z.strictObject({ job: jobSchema, _cron: z.unknown().optional() });
 
 /** A payload this version cannot read: retrying cannot help. */
 export class TaskPayloadError extends FatalError {}

@@ -53,6 +53,11 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   events.on('worker:create', ({ worker: w }) => heartbeats.add(w.workerId));
   events.on('worker:release', ({ worker: w }) => heartbeats.remove(w.workerId));
   events.on('pool:create', ({ workerPool }) => heartbeats.add(workerPool.id));
+  events.on('pool:listen:success', () => logger.info({ msg: 'worker listening for tasks', worker }));
+  // every worker sees an entry come due; the queue lets one of them add its task (known_crontabs)
+  events.on('cron:schedule', ({ timestamp, jobsAndIdentifiers }) =>
+    logger.info({ msg: 'schedule due', at: new Date(timestamp).toISOString(), entries: jobsAndIdentifiers.map((j) => j.identifier) }),
+  );
 
   const taskList: TaskList = {
     [TASKS.chunk]: (payload, helpers) =>
