@@ -684,7 +684,7 @@ describe('the exporter role of README "Database privileges"', () => {
     });
   });
 
-  it('can run backfill and status with exactly those grants, and cannot create, drop, truncate or migrate', async () => {
+  it('can run backfill, status, enqueue and worker with exactly those grants, and cannot create, drop, truncate or migrate', async () => {
     const readme = await readFile(join(REPO_DIR, 'README.md'), 'utf8');
     const section = /^### Database privileges\n([\s\S]*?)(?=^##)/m.exec(readme)?.[1];
     expect(section, 'README has a "### Database privileges" section').toBeDefined();
@@ -718,6 +718,13 @@ describe('the exporter role of README "Database privileges"', () => {
     const first = await runCli(args, { env });
     const again = await runCli(args, { env });
     const status = await runCli(['status', '--json'], { env });
+    // the same blocks as a queued job, read by a worker: it goes through the queue's schema with these grants
+    const jobDir = await mkdtemp(join(tmpdir(), 'erc20-etl-privileges-'));
+    const jobFile = join(jobDir, 'queued.json');
+    await writeFile(jobFile, JSON.stringify({ name: 'queued', contracts: contracts().map((address) => ({ address, fromBlock: 700, toBlock: 999 })), pageSize: 100 }));
+    const enqueued = await runCli(['enqueue', jobFile], { env });
+    const worker = await runCli(['worker', '--once', '--dead-after', '5'], { env });
+    await rm(jobDir, { recursive: true, force: true });
     const migrateAsExporter = await runCli(['migrate'], { env: { DATABASE_URL: exporterUrl } });
 
     const refused: Record<string, string | null> = {};
@@ -752,6 +759,8 @@ describe('the exporter role of README "Database privileges"', () => {
       backfill: first.code,
       backfillAgain: again.code,
       status: status.code,
+      enqueue: enqueued.code,
+      worker: worker.code,
       migrateAsExporter: { exit: migrateAsExporter.code, said: migrateAsExporter.stderr.trim().split('\n').at(-1) },
       refused,
       rows: rows.length,
@@ -762,6 +771,9 @@ describe('the exporter role of README "Database privileges"', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/0 inserted, 0 updated, 2000 unchanged, 0 removed/);
     expect(status.code, status.stderr).toBe(0);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    expect(worker.code, worker.stderr).toBe(0);
+    expect(worker.stderr).not.toMatch(/"level":[45]0/);
     expect(rows).toEqual(datasetTransfers(dataset));
     // 42501 insufficient_privilege; dropping or altering a table someone else owns is 42501 too
     expect(refused).toEqual(Object.fromEntries(Object.keys(refused).map((k) => [k, '42501'])));
