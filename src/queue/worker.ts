@@ -86,7 +86,8 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       // the identifier is what makes an entry fire once across workers: every worker names a job alike
       identifier: `erc20-etl:${job.name}`,
       payload: { job },
-      options: { backfillPeriod: 0, jobKey: `erc20-etl:enqueue:${job.name}`, maxAttempts: 5 },
+      // a worker that starts within the hour after a due time still fires it (once, as ever)
+      options: { backfillPeriod: 3_600_000, jobKey: `erc20-etl:enqueue:${job.name}`, maxAttempts: 5 },
     })),
   );
   for (const job of options.scheduled) logger.info({ msg: 'schedule loaded', job: job.name, schedule: job.schedule });
