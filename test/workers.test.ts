@@ -236,6 +236,48 @@ describe('workers on one queue', () => {
   }, 240_000);
 });
 
+describe('a schedule missed while no worker ran', () => {
+  const world = syntheticWorld('workers_missed', { seed: 45, blocks: 300, tokens: 2, transfers: 1_000, startBlock: 2_000_000 });
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'erc20-etl-missed-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('fires once when a worker starts within the hour after it was due', async () => {
+    const { target } = world;
+    const jobs = await mkdtemp(join(dir, 'jobs-'));
+    const fromBlock = 2_000_000;
+    await writeFile(join(jobs, 'late.json'), JSON.stringify({ name: 'late', contracts: world.contracts().map((address) => ({ address, fromBlock })), schedule: '0 2 * * *' }));
+    const day = new Date(Date.now() - 86_400_000);
+    const at = (h: number, m: number) => Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), h, m);
+    const shifted = (clock: number) => ({ TEST_CLOCK_SHIFT_MS: String(clock - Date.now()) });
+    const args = ['--schedule', '--jobs', jobs, '--concurrency', '2'];
+    // a worker knows the schedule at 01:50, and stops before 02:00 …
+    const early = spawnWorker(world, target.url, args, shifted(at(1, 50)), ['--import', SHIFTED_CLOCK]);
+    await waitFor(async () => early.logs().some((l) => l['msg'] === 'worker listening for tasks'), { what: 'the first worker to start', timeoutMs: 60_000 });
+    early.child.kill('SIGTERM');
+    await early.result;
+    expect(early.logs().filter((l) => l['msg'] === 'job enqueued')).toEqual([]);
+    // … and the next one starts at 02:10: it fires the 02:00 that nobody ran, once, and the job is exported
+    const late = spawnWorker(world, target.url, args, shifted(at(2, 10)), ['--import', SHIFTED_CLOCK]);
+    try {
+      await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
+        what: 'the missed run to be fired and finished',
+        timeoutMs: 60_000,
+      });
+    } finally {
+      late.child.kill('SIGTERM');
+      await late.result;
+    }
+    expect(late.logs().filter((l) => l['msg'] === 'schedule was due while no worker ran it').map((l) => l['at'])).toEqual([new Date(at(2, 0)).toISOString()]);
+    expect(late.logs().filter((l) => l['msg'] === 'job enqueued')).toHaveLength(1);
+    expect(diffTransfers(await warehouseTransfers(target.warehouse), datasetTransfers(world.dataset))).toMatchObject({ rows: 1_000, ...EXACT });
+  }, 180_000);
+});
+
 describe('a task the worker cannot do', () => {
   const world = syntheticWorld('workers_bad', { seed: 44, blocks: 200, tokens: 1, transfers: 300, startBlock: 1_000_000 });
 

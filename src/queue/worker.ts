@@ -58,6 +58,9 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   events.on('cron:schedule', ({ timestamp, jobsAndIdentifiers }) =>
     logger.info({ msg: 'schedule due', at: new Date(timestamp).toISOString(), entries: jobsAndIdentifiers.map((j) => j.identifier) }),
   );
+  events.on('cron:backfill', ({ timestamp, itemsToBackfill }) =>
+    logger.info({ msg: 'schedule was due while no worker ran it', at: timestamp, entries: itemsToBackfill.map((j) => j.identifier) }),
+  );
 
   const taskList: TaskList = {
     [TASKS.chunk]: (payload, helpers) =>
