@@ -278,6 +278,34 @@ describe('a schedule missed while no worker ran', () => {
   }, 180_000);
 });
 
+describe('a requestsPerSecond limit across workers', () => {
+  const RATE = 15;
+  // the server refuses what goes beyond RATE requests per second (after a burst of one second's worth)
+  const world = syntheticWorld('workers_rate', { seed: 46, blocks: 300, tokens: 3, transfers: 900, startBlock: 3_000_000 }, { rateLimit: RATE });
+
+  it('holds for three workers together: the server never has to refuse one', async () => {
+    const { target } = world;
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-rate-'));
+    try {
+      const contracts = world.contracts().map((address) => ({ address, fromBlock: 3_000_000, toBlock: 3_000_299 }));
+      const file = join(dir, 'limited.json');
+      await writeFile(file, JSON.stringify({ name: 'limited', contracts, pageSize: 20, concurrency: 3, requestsPerSecond: RATE }));
+      const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base } });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const before = await world.devnet.stats();
+      const workers = [1, 2, 3].map(() => spawnWorker(world, target.url, ['--once', '--concurrency', '2']));
+      for (const r of await Promise.all(workers.map((w) => w.result))) expect(r.code, r.stderr).toBe(0);
+      const after = await world.devnet.stats();
+      // enough requests that three workers at RATE each would have gone past the burst
+      expect(after.getTokenTransfers + after.rpcHttpRequests - before.getTokenTransfers - before.rpcHttpRequests).toBeGreaterThan(3 * RATE);
+      expect(after.errors['429'] ?? 0).toBe(0);
+      expect(diffTransfers(await warehouseTransfers(target.warehouse), datasetTransfers(world.dataset))).toMatchObject({ rows: 900, ...EXACT });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe('a task the worker cannot do', () => {
   const world = syntheticWorld('workers_bad', { seed: 44, blocks: 200, tokens: 1, transfers: 300, startBlock: 1_000_000 });
 
