@@ -62,6 +62,18 @@ async function expectExact(world: SyntheticWorld, target: Awaited<ReturnType<typ
 const count = async (target: Awaited<ReturnType<typeof migratedWarehouse>>, query: string): Promise<number> =>
   Number((await target.warehouse.pool.query<{ n: string }>(query)).rows[0]?.n ?? 0);
 
+const succeededRuns = (target: Awaited<ReturnType<typeof migratedWarehouse>>) => count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`);
+
+/** Waits until the job's run has succeeded, then stops the workers (SIGTERM), which must end cleanly. */
+async function finishThenStop(target: Awaited<ReturnType<typeof migratedWarehouse>>, workers: readonly Worker[], what: string): Promise<void> {
+  try {
+    await waitFor(async () => (await succeededRuns(target)) === 1, { what, timeoutMs: 120_000 });
+  } finally {
+    for (const w of workers) w.child.kill('SIGTERM');
+  }
+  for (const r of await Promise.all(workers.map((w) => w.result))) expect(r.code === 0 || r.signal === 'SIGTERM', r.stderr).toBe(true);
+}
+
 describe('workers on one queue', () => {
   const world = syntheticWorld('workers', OPTIONS, { faults: { latencyMs: [15, 30] } });
   let dir: string;
@@ -94,15 +106,7 @@ describe('workers on one queue', () => {
 
     const before = await world.devnet.stats();
     const workers = [1, 2, 3].map(() => spawnWorker(world, target.url, ['--concurrency', '2']));
-    try {
-      await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
-        what: 'the workers to finish the job',
-        timeoutMs: 120_000,
-      });
-    } finally {
-      for (const w of workers) w.child.kill('SIGTERM');
-    }
-    for (const r of await Promise.all(workers.map((w) => w.result))) expect(r.code === 0 || r.signal === 'SIGTERM', r.stderr).toBe(true);
+    await finishThenStop(target, workers, 'the workers to finish the job');
 
     await expectExact(world, target);
     // each chunk was read to its end by exactly one task, and the work was shared
@@ -153,15 +157,7 @@ describe('workers on one queue', () => {
       expect(rowsBefore).toBeLessThan(OPTIONS.transfers);
 
       const rescuers = [1, 2].map(() => spawnWorker(world, target.url, ['--concurrency', '2', ...lease]));
-      try {
-        await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
-          what: 'the other workers to finish the job',
-          timeoutMs: 120_000,
-        });
-      } finally {
-        for (const w of rescuers) w.child.kill('SIGTERM');
-      }
-      for (const r of await Promise.all(rescuers.map((w) => w.result))) expect(r.code === 0 || r.signal === 'SIGTERM', r.stderr).toBe(true);
+      await finishThenStop(target, rescuers, 'the other workers to finish the job');
 
       await expectExact(world, target);
       // the tasks the killed worker held were handed back, and read by the others from where it stopped
@@ -197,10 +193,7 @@ describe('workers on one queue', () => {
       const args = ['--schedule', '--jobs', jobs, '--concurrency', '2', '--metrics-port', '0'];
       const workers = [1, 2].map(() => spawnWorker(world, target.url, args, env, ['--import', SHIFTED_CLOCK]));
       try {
-        await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
-          what: 'the scheduled run to finish',
-          timeoutMs: 120_000,
-        });
+        await waitFor(async () => (await succeededRuns(target)) === 1, { what: 'the scheduled run to finish', timeoutMs: 120_000 });
         // a little longer: nothing else fires
         await sleep(2_000);
         const due = workers.map((w) => w.logs().filter((l) => l['msg'] === 'schedule due').map((l) => l['at']));
@@ -263,15 +256,7 @@ describe('a schedule missed while no worker ran', () => {
     expect(early.logs().filter((l) => l['msg'] === 'job enqueued')).toEqual([]);
     // … and the next one starts at 02:10: it fires the 02:00 that nobody ran, once, and the job is exported
     const late = spawnWorker(world, target.url, args, shifted(at(2, 10)), ['--import', SHIFTED_CLOCK]);
-    try {
-      await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`)) === 1, {
-        what: 'the missed run to be fired and finished',
-        timeoutMs: 60_000,
-      });
-    } finally {
-      late.child.kill('SIGTERM');
-      await late.result;
-    }
+    await finishThenStop(target, [late], 'the missed run to be fired and finished');
     expect(late.logs().filter((l) => l['msg'] === 'schedule was due while no worker ran it').map((l) => l['at'])).toEqual([new Date(at(2, 0)).toISOString()]);
     expect(late.logs().filter((l) => l['msg'] === 'job enqueued')).toHaveLength(1);
     expect(diffTransfers(await warehouseTransfers(target.warehouse), datasetTransfers(world.dataset))).toMatchObject({ rows: 1_000, ...EXACT });

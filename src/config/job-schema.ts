@@ -136,7 +136,7 @@ export const jobSchema = z
         .string({ error: CRON_EXPECTED })
         .superRefine((value, ctx) => {
           const problem = cronProblem(value);
-          if (problem) ctx.addIssue({ code: 'custom', message: `${CRON_EXPECTED}; ${problem}` });
+          if (problem) ctx.addIssue({ code: 'custom', message: `${CRON_EXPECTED}; ${problem}, got ${JSON.stringify(value)}` });
         })
         .optional()
         .meta({

@@ -132,8 +132,17 @@ describe('loadJobFile', () => {
       `${path}: contracts[2].address: ${USDT} is listed twice (also at contracts[1]); expected each contract once`,
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
-      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, finality`,
+      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, finality, schedule`,
     ]);
+  });
+
+  it('refuses a schedule that is not a cron expression, naming the file, the field and what is wrong', async () => {
+    const path = await writeJob('schedule.json', { ...valid, schedule: '0 24 * * *' });
+    const err = await configErrorOf(loadJobFile(path));
+    expect(err.problems).toEqual([
+      `${path}: schedule: expected a cron schedule in UTC: minute hour day-of-month month day-of-week, e.g. "0 2 * * *" (every day at 02:00); hour: 24 is out of range 0–23, got "0 24 * * *"`,
+    ]);
+    expect((await loadJobFile(await writeJob('nightly.json', { ...valid, schedule: '0 2 * * *' }))).schedule).toBe('0 2 * * *');
   });
 
   it('does not read a misspelt fromBlock as block 0: the typo and the missing field are both reported', async () => {
