@@ -307,6 +307,33 @@ describe('a task the worker cannot do', () => {
     expect(String(failed[0]!['err'])).toMatch(/payload this version cannot read .*job\.contracts.*run `erc20-etl enqueue` for its job again/);
     expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
   });
+
+  it('fails its run once, with the reason and without the project id, when the API refuses the worker', async () => {
+    const { target } = world;
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-refused-'));
+    try {
+      const file = join(dir, 'refused.json');
+      await writeFile(file, JSON.stringify({ name: 'refused', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }));
+      const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base } });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const wrong = 'not-the-project-4c1d';
+      const worker = spawnWorker(world, target.url, ['--once'], { CHAIN_API_URL: `${world.devnet.origin}/${wrong}` });
+      const result = await worker.result;
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).not.toContain(wrong);
+      const failed = worker.logs().filter((l) => l['msg'] === 'task failed; retrying cannot help, so it ends here');
+      expect(failed).toHaveLength(2); // both chunks of the range
+      const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().where('job', '=', 'refused').execute();
+      expect(runs.map((r) => r.status)).toEqual(['failed']);
+      expect(runs[0]!.error).toMatch(/project id/i);
+      expect(runs[0]!.error).not.toContain(wrong);
+      // nothing is left to retry; the range stays open for the next enqueue
+      expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
+      expect(await target.warehouse.db.selectFrom('export_ranges').select('status').where('job', '=', 'refused').execute()).toEqual([{ status: 'open' }]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** The sum of a metric's samples whose labels contain `label`. */

@@ -132,6 +132,8 @@ async function guarded(deps: WorkerDeps, task: string, work: (scope: { job?: str
       throw new RetryableError(message);
     }
     deps.logger.error({ msg: 'task failed; retrying cannot help, so it ends here', job: scope.job, task, err: message });
-    if (scope.runId !== undefined) await failRun(deps.warehouse.db, scope.runId, message);
+    if (scope.runId !== undefined && scope.job !== undefined) {
+      if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.job, 'failed', deps.clock.now() / 1000);
+    }
   }
 }

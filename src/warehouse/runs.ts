@@ -132,12 +132,13 @@ export async function closeRunIfDone(db: Kysely<Database>, runId: string): Promi
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Marks a run failed with the reason, unless it has ended already. */
-export async function failRun(db: Kysely<Database>, runId: string, error: string): Promise<void> {
-  await db
+/** Marks a run failed with the reason, unless it has ended already; resolves to whether this call did. */
+export async function failRun(db: Kysely<Database>, runId: string, error: string): Promise<boolean> {
+  const result = await db
     .updateTable('export_runs')
     .set({ status: 'failed', error, finished_at: sql<Date>`now()` })
     .where('id', '=', runId)
     .where('status', '=', 'running')
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
