@@ -103,6 +103,9 @@ describe('workers on one queue', () => {
       expect(JSON.parse(p.payload)).toMatchObject({ job: { name: 'three' }, chunkId: expect.stringMatching(/^\d+$/) });
     }
     const chunkIds = (await target.warehouse.db.selectFrom('export_chunks').select('id').orderBy('id').execute()).map((c) => c.id);
+    const queued = await runCli(['status', '--json'], { env });
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(JSON.parse(queued.stdout).queue).toMatchObject({ waiting: 8, running: 0, givenUp: 0, lastError: null });
 
     const before = await world.devnet.stats();
     const workers = [1, 2, 3].map(() => spawnWorker(world, target.url, ['--concurrency', '2']));
@@ -116,6 +119,8 @@ describe('workers on one queue', () => {
     expect(runs.map((r) => [r.command, r.status, Number(r.rows_inserted), Number(r.rows_updated)])).toEqual([['enqueue', 'succeeded', world.dataset.transfers.length, 0]]);
     expect(await count(target, `SELECT count(*)::text AS n FROM export_ranges WHERE status <> 'complete'`)).toBe(0);
     expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs')).toBe(0);
+    const drained = await runCli(['status'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+    expect(drained.stdout).toMatch(/^queue: 0 task\(s\) waiting, 0 running, 0 given up$/m);
     // the run's request total is the sum of what each task counted: what the server saw from the workers
     const after = await world.devnet.stats();
     expect(Number(runs[0]!.api_requests)).toBe(after.getTokenTransfers + after.rpcHttpRequests - before.getTokenTransfers - before.rpcHttpRequests);

@@ -7,6 +7,7 @@ import { createHttpClient } from '../source/http-client.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { contractStatus } from '../warehouse/status.ts';
+import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 
 /**
@@ -22,9 +23,10 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     const contracts = await contractStatus(warehouse.db, job?.contracts.map((c) => c.address)).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
+    const queue = await queueStatus(warehouse.db);
     const head = await chainHead(flags, logger);
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ head: head ?? null, contracts }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ head: head ?? null, contracts, queue: queue ?? null }, null, 2)}\n`);
       return;
     }
     const span = (s: { fromBlock: number; toBlock: number }) => `${s.fromBlock}–${s.toBlock}`;
@@ -42,9 +44,20 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
       );
     }
     if (!contracts.length) process.stdout.write('No contracts exported yet.\n');
+    if (queue) process.stdout.write(queueText(queue));
   } finally {
     await warehouse.close();
   }
+}
+
+/** The queue in two or three lines: what waits, what runs, who works it, and the last error. */
+function queueText(q: QueueStatus): string {
+  const workers = q.workers.length ? `${q.workers.length} worker process(es) heard from in the last minute (${q.workers.map((w) => `${w.host}:${w.pid}`).join(', ')})` : 'no worker heard from in the last minute';
+  return (
+    `queue: ${q.waiting} task(s) waiting, ${q.running} running, ${q.givenUp} given up${q.givenUp ? ' (`erc20-etl enqueue` queues their chunks afresh)' : ''}\n` +
+    `  ${workers}\n` +
+    (q.lastError ? `  last error: ${q.lastError}\n` : '')
+  );
 }
 
 async function chainHead(flags: ConnectionFlags, logger: Logger): Promise<number | undefined> {
