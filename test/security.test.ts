@@ -778,6 +778,14 @@ describe('the exporter role of README "Database privileges"', () => {
     // 42501 insufficient_privilege; dropping or altering a table someone else owns is 42501 too
     expect(refused).toEqual(Object.fromEntries(Object.keys(refused).map((k) => [k, '42501'])));
     expect(migrateAsExporter.code).not.toBe(0);
+
+    // without the queue's schema, the exporter cannot make it, and says who can
+    await connectedAs(ownerUrl, async (c) => {
+      await c.query('DROP SCHEMA graphile_worker CASCADE');
+    });
+    const unqueued = await runCli(['worker', '--once'], { env });
+    expect(unqueued.code, unqueued.stderr).toBe(1);
+    expect(unqueued.stderr).toMatch(/may not do it\. Run `erc20-etl migrate` as the role that owns the warehouse/);
   }, 240_000);
 });
 

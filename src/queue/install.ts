@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { runMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
+import { FatalError } from '../common/errors.ts';
 import { describeConnectionError } from '../warehouse/db.ts';
 import { graphileLogger } from './graphile-logger.ts';
 
@@ -19,6 +20,12 @@ export async function installQueue(databaseUrl: string, logger: Logger): Promise
     await client.query(TAKE_TURN);
     await runMigrations({ connectionString: databaseUrl, logger: graphileLogger(logger) });
   } catch (err) {
+    if ((err as { code?: string }).code === '42501') {
+      throw new FatalError(
+        'The task queue (schema graphile_worker) needs installing or updating, and the role of DATABASE_URL may not do it. Run `erc20-etl migrate` as the role that owns the warehouse, then grant the queue as README "Database privileges" shows.',
+        { cause: err },
+      );
+    }
     throw describeConnectionError(err);
   } finally {
     // the turn ends with the session
