@@ -32,11 +32,12 @@ export interface BenchDatabase {
 /**
  * The PostgreSQL server of the bench: the one at `databaseUrl` when given (its databases are left alone;
  * the bench only creates and drops its own `bench_*` ones), else an embedded one with its data under
- * `.data/bench-pg` (started now, stopped by `stop()`), with pg_stat_statements loaded when `statements`.
+ * `.data/bench-pg` (started now, stopped by `stop()`), with `max_wal_size` set when given, and
+ * pg_stat_statements loaded when `statements`.
  *
  * @example const server = await benchPostgres(process.env.DATABASE_URL); // … await server.stop();
  */
-export async function benchPostgres(databaseUrl: string | undefined, options: { statements?: boolean } = {}): Promise<BenchPostgres> {
+export async function benchPostgres(databaseUrl: string | undefined, options: { statements?: boolean; maxWalSize?: string } = {}): Promise<BenchPostgres> {
   if (databaseUrl) {
     const version = await serverVersion(databaseUrl);
     return { serverUrl: databaseUrl, source: 'database-url', version, takeSlowPlans: () => [], stop: async () => undefined };
@@ -45,12 +46,16 @@ export async function benchPostgres(databaseUrl: string | undefined, options: { 
   const embedded = await startEmbeddedPostgres({
     dataDir: join(REPO_DIR, '.data', 'bench-pg'),
     projectDir: REPO_DIR,
-    ...(options.statements && {
-      settings: {
+    settings: {
+      // a bulk load's setting: checkpoints (and the full-page images after each) come every max_wal_size of WAL
+      ...(options.maxWalSize && { max_wal_size: options.maxWalSize }),
+      ...(options.statements && {
         shared_preload_libraries: 'pg_stat_statements,auto_explain',
         'pg_stat_statements.track_utility': 'on',
         'auto_explain.log_min_duration': '5s',
-      },
+      }),
+    },
+    ...(options.statements && {
       logger: pino({ level: 'debug' }, { write: (json: string) => plans.line((JSON.parse(json) as { line?: string }).line) }),
     }),
   });

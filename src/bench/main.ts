@@ -9,14 +9,15 @@ import { formatTable, targetRows } from './targets.ts';
 
 /**
  * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-exporter]
- * [--database-url URL] [--rate-limit R] [--latency-ms MS] [--statements] [--run-timeout SECONDS]`: prints the figures of the speed and
+ * [--database-url URL] [--rate-limit R] [--latency-ms MS] [--statements] [--run-timeout SECONDS] [--max-wal-size SIZE]`: prints the figures of the speed and
  * memory targets, each measured in this one run: the reference server alone, then the exporter end to end
  * (reference server → exporter → PostgreSQL, each in its own process). Never part of `npm test`: machines
  * here are noisy. PostgreSQL is `--database-url`, else `DATABASE_URL`, else an embedded one in `.data/bench-pg`.
  * `--statements` adds, per exporter run, PostgreSQL's execution time by statement (pg_stat_statements) and the
  * plans of statements slower than 5 s (auto_explain, embedded server only); both cost a little themselves:
  * leave it off for the figures of record. An exporter run still going after `--run-timeout` seconds (default
- * 1200) is stopped, and its scenario fails saying what PostgreSQL was running.
+ * 1200) is stopped, and its scenario fails saying what PostgreSQL was running. The embedded server runs with
+ * `max_wal_size` `--max-wal-size` (default 8GB, the usual setting for bulk loads; `1GB` is PostgreSQL's default).
  */
 const { values } = parseArgs({
   options: {
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '50' },
     statements: { type: 'boolean', default: false },
     'run-timeout': { type: 'string', default: '1200' },
+    'max-wal-size': { type: 'string', default: '8GB' },
   },
 });
 const positive = (name: string, text: string) => {
@@ -77,9 +79,9 @@ if (!values['skip-devnet']) {
 let exporter: ExporterBenchResult | undefined;
 let postgres: { source: string; version: string } | undefined;
 if (!values['skip-exporter']) {
-  const server = await benchPostgres(values['database-url'] ?? process.env['DATABASE_URL'], { statements: values.statements });
-  postgres = { source: server.source, version: server.version };
-  note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? 'embedded, data in .data/bench-pg' : 'DATABASE_URL'})`);
+  const server = await benchPostgres(values['database-url'] ?? process.env['DATABASE_URL'], { statements: values.statements, maxWalSize: values['max-wal-size'] });
+  postgres = { source: server.source === 'embedded' ? `embedded, max_wal_size ${values['max-wal-size']}` : server.source, version: server.version };
+  note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? `embedded, data in .data/bench-pg, max_wal_size ${values['max-wal-size']}` : 'DATABASE_URL'})`);
   try {
     exporter = await benchExporter({ postgres: server, ...sizes, tokens: TOKENS, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, statements: values.statements, runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']), note });
   } finally {
