@@ -313,6 +313,33 @@ describe('a task the worker cannot do', () => {
     expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
   });
 
+  it('lets `run` take over a queued job; the workers then find its chunks read, and read nothing twice', async () => {
+    const { target } = world;
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-takeover-'));
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = join(dir, 'takeover.json');
+      await writeFile(file, JSON.stringify({ name: 'takeover', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }));
+      expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      const run = await runCli(['run', file], { env });
+      expect(run.code, run.stderr).toBe(0);
+      const worker = spawnWorker(world, target.url, ['--once']);
+      expect((await worker.result).code).toBe(0);
+      expect(worker.logs().filter((l) => l['msg'] === 'chunk task skipped: its range is closed already')).toHaveLength(2);
+      expect(chunksRead([worker])).toEqual([]);
+      const runs = await target.warehouse.db.selectFrom('export_runs').select(['command', 'status', 'error']).where('job', '=', 'takeover').orderBy('id').execute();
+      expect(runs.map((r) => [r.command, r.status])).toEqual([
+        ['enqueue', 'failed'],
+        ['run', 'succeeded'],
+      ]);
+      expect(runs[0]!.error).toMatch(/queued chunks were not all read when `erc20-etl run` of the job started/);
+      const rows = await warehouseTransfers(target.warehouse);
+      expect(diffTransfers(rows.filter((t) => t.blockNumber <= 1_000_199), datasetTransfers(world.dataset).filter((t) => t.blockNumber <= 1_000_199))).toMatchObject(EXACT);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fails its run once, with the reason and without the project id, when the API refuses the worker', async () => {
     const { target } = world;
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-refused-'));

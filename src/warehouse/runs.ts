@@ -70,12 +70,20 @@ export async function setRunSpan(db: Kysely<Database>, runId: string, fromBlock:
 
 /**
  * Marks the job's runs still 'running' as failed: called while holding the job's lock, so no live run
- * owns them; their process ended without finishing (killed, or the machine went down).
+ * owns them; their process ended without finishing (killed, or the machine went down), or, for a queued
+ * run, no worker held its tasks at that moment.
  */
 export async function failAbandonedRuns(db: Kysely<Database>, job: string): Promise<number> {
   const result = await db
     .updateTable('export_runs')
-    .set({ status: 'failed', finished_at: sql<Date>`now()`, error: 'the process ended without finishing (killed or crashed); the next run resumed its work' })
+    .set({
+      status: 'failed',
+      finished_at: sql<Date>`now()`,
+      // a queued run has no process of its own: workers were still on it, or gave its tasks up
+      error: sql<string>`CASE WHEN command IN ('enqueue', 'schedule')
+        THEN 'its queued chunks were not all read when \`erc20-etl run\` of the job started; that run finished its ranges'
+        ELSE 'the process ended without finishing (killed or crashed); the next run resumed its work' END`,
+    })
     .where('job', '=', job)
     .where('status', '=', 'running')
     .executeTakeFirst();
