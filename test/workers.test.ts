@@ -184,6 +184,32 @@ describe('workers on one queue', () => {
     }
   }, 240_000);
 
+  it('a worker stopped with SIGTERM ends its page, exits 0 and hands its tasks back at once', async () => {
+    const target = await migratedWarehouse('workers_term');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await jobFile(dir, 'term', world, { pageSize: 5 }, HEAD);
+      expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      const stopped = spawnWorker(world, target.url, ['--concurrency', '2']);
+      await waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= 10, { what: 'the worker to commit pages', timeoutMs: 60_000 });
+      stopped.child.kill('SIGTERM');
+      const result = await stopped.result;
+      expect(result.code, result.stderr).toBe(0);
+      expect(stopped.logs().filter((l) => l['msg'] === 'task failed; it will be tried again').length).toBeGreaterThan(0);
+      // nothing is left locked: the next worker need not wait for --dead-after (60 s by default)
+      expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE locked_by IS NOT NULL')).toBe(0);
+      const next = spawnWorker(world, target.url, ['--once', '--concurrency', '4']);
+      const done = await next.result;
+      expect(done.code, done.stderr).toBe(0);
+      expect(await succeededRuns(target)).toBe(1);
+      await expectExact(world, target);
+      const read = [...chunksRead([stopped]), ...chunksRead([next])];
+      expect(read.length).toBe(new Set(read).size);
+    } finally {
+      await target.drop();
+    }
+  }, 180_000);
+
   it('a crontab entry fires once across two workers, which then export the job', async () => {
     const target = await migratedWarehouse('workers_cron');
     const jobs = await mkdtemp(join(dir, 'jobs-'));

@@ -24,6 +24,11 @@ export interface Heartbeats {
   remove(workerId: string): void;
   /** Beats, then hands the tasks of dead workers back to the queue; resolves to the dead ids. */
   tick(): Promise<string[]>;
+  /**
+   * Stops beating, and hands back to the queue any task still locked under this process's ids: called once
+   * the runner has stopped, when none of them runs any more (graphile-worker does not always record a task
+   * it stopped before its own shutdown ends).
+   */
   stop(): Promise<void>;
 }
 
@@ -73,7 +78,11 @@ export function startHeartbeats(deps: { pool: pg.Pool; logger: Logger; leaseSeco
       await running;
       const gone = [...ids];
       ids.clear();
-      if (gone.length) await deps.pool.query('DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[])', [gone]).catch(() => undefined);
+      if (!gone.length) return;
+      await deps.pool.query(UNLOCK, [gone]).catch((err: unknown) =>
+        deps.logger.warn({ msg: 'could not hand back this worker\'s tasks; other workers take them after the lease', err: (err as Error).message }),
+      );
+      await deps.pool.query('DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[])', [gone]).catch(() => undefined);
     },
   };
 }

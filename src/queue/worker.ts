@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { parseCronItems, run, runOnce, type RunnerOptions, type TaskList, type WorkerEvents } from 'graphile-worker';
+import { parseCronItems, run, runOnce, type Runner, type RunnerOptions, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import { EtlError, RetryableError } from '../common/errors.ts';
@@ -108,10 +108,31 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   logger.info({ msg: 'worker started', worker, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
   try {
     if (options.once) await runOnce(runnerOptions);
-    else await (await run(runnerOptions)).promise;
+    else await untilStopped(await run({ ...runnerOptions, noHandleSignals: true }), logger);
   } finally {
     await heartbeats.stop();
     logger.info({ msg: 'worker stopped', worker });
+  }
+}
+
+/**
+ * Waits for the runner, stopping it gracefully on SIGINT or SIGTERM: running chunks stop after their page (at
+ * most 5 s later), graphile-worker records their tasks for a retry, and only then does the process end (exit 0).
+ * A second signal ends the process at once. graphile-worker's own handlers end the process by re-raising the
+ * signal, which can beat the write that hands the tasks back, leaving them locked until `--dead-after`.
+ */
+async function untilStopped(runner: Runner, logger: Logger): Promise<void> {
+  const stop = (signal: NodeJS.Signals) => {
+    logger.info({ msg: 'stopping: running chunks stop after their page, and their tasks go back to the queue', signal });
+    runner.stop(`${signal} received`).catch((err: unknown) => logger.error({ msg: 'the worker did not stop cleanly', err: (err as Error).message }));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await runner.promise;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
   }
 }
 
