@@ -21,7 +21,6 @@ const FORGET = 'DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[]) 
 export interface Heartbeats {
   /** A graphile-worker worker (or pool) id that this process runs tasks under. */
   add(workerId: string): void;
-  remove(workerId: string): void;
   /** Beats, then hands the tasks of dead workers back to the queue; resolves to the dead ids. */
   tick(): Promise<string[]>;
   /**
@@ -68,9 +67,6 @@ export function startHeartbeats(deps: { pool: pg.Pool; logger: Logger; leaseSeco
     add: (id) => {
       ids.add(id);
       void tick();
-    },
-    remove: (id) => {
-      ids.delete(id);
     },
     tick,
     async stop() {

@@ -50,8 +50,9 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   const tokensSaved = new Set<string>();
   const heartbeats = startHeartbeats({ pool: deps.warehouse.pool, logger, leaseSeconds: options.leaseSeconds });
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  // graphile-worker 0.17 locks tasks under the pool's id; its workers' ids are kept too (they stay until the
+  // process stops, so a stopping worker hands back whatever is locked under any of them)
   events.on('worker:create', ({ worker: w }) => heartbeats.add(w.workerId));
-  events.on('worker:release', ({ worker: w }) => heartbeats.remove(w.workerId));
   events.on('pool:create', ({ workerPool }) => heartbeats.add(workerPool.id));
   events.on('pool:listen:success', () => logger.info({ msg: 'worker listening for tasks', worker }));
   // every worker sees an entry come due; the queue lets one of them add its task (known_crontabs)
@@ -117,9 +118,9 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
 
 /**
  * Waits for the runner, stopping it gracefully on SIGINT or SIGTERM: running chunks stop after their page (at
- * most 5 s later), graphile-worker records their tasks for a retry, and only then does the process end (exit 0).
- * A second signal ends the process at once. graphile-worker's own handlers end the process by re-raising the
- * signal, which can beat the write that hands the tasks back, leaving them locked until `--dead-after`.
+ * most 5 s later), the runner ends, and the caller hands back what is still locked (heartbeats' stop) before
+ * the process ends with exit 0. A second signal ends the process at once. graphile-worker's own handlers would
+ * end the process by re-raising the signal first, leaving the stopped tasks locked until `--dead-after`.
  */
 async function untilStopped(runner: Runner, logger: Logger): Promise<void> {
   const stop = (signal: NodeJS.Signals) => {
