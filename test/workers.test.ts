@@ -250,6 +250,11 @@ describe('workers on one queue', () => {
         expect(scraped.reduce((n, text) => n + sumOf(text, 'erc20_etl_runs_total', 'status="succeeded"'), 0)).toBe(1);
         expect(scraped.some((text) => /erc20_etl_lag_blocks\{job="nightly"/.test(text))).toBe(true);
         for (const text of scraped) expect(text).not.toContain(PROJECT);
+        // and both see the queue, emptied, and the two of them working it
+        for (const text of scraped) {
+          for (const state of ['waiting', 'running', 'given_up']) expect(text).toMatch(new RegExp(`^erc20_etl_queue_tasks\\{state="${state}"\\} 0$`, 'm'));
+          expect(text).toMatch(/^erc20_etl_workers 2$/m);
+        }
       } finally {
         for (const w of workers) w.child.kill('SIGTERM');
         await Promise.all(workers.map((w) => w.result));

@@ -2,6 +2,8 @@ import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { installQueue } from '../queue/install.ts';
+import { queueStatus } from '../queue/queue-status.ts';
+import { trackQueue } from '../metrics/queue-metrics.ts';
 import { runWorker } from '../queue/worker.ts';
 import { createWarehouse } from '../warehouse/db.ts';
 import { createApiClients } from './api-clients.ts';
@@ -22,6 +24,7 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
     try {
       await ensureMigrated(warehouse);
       await installQueue(settings.databaseUrl!, logger);
+      if (metrics) trackQueue(metrics.registry, () => queueStatus(warehouse.db));
       await runWorker(
         {
           databaseUrl: settings.databaseUrl!,

@@ -19,6 +19,8 @@ export interface RunMetrics {
   lag(job: string, contract: string, blocks: number): void;
   /** A run ended: `succeeded` or `failed`. */
   runEnded(job: string, status: 'succeeded' | 'failed', endedAtSeconds: number): void;
+  /** Where these metrics are registered, for a command's own gauges. */
+  readonly registry: Registry;
 }
 
 const SOURCE_COUNTS = ['transferRequests', 'rpcPosts', 'headerCalls', 'retries', 'rateLimited'] as const;
@@ -100,6 +102,7 @@ export function createRunMetrics(registry: Registry): RunMetrics {
   });
 
   return {
+    registry,
     trackSource(counters) {
       live.add(counters);
       return () => {
