@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { HTTP_DEFAULTS } from '../src/cli/exporter.ts';
+import { HTTP_DEFAULTS } from '../src/cli/api-clients.ts';
 import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
 import { CORRUPTION_KINDS, type CorruptionKind, type CorruptionOrder, type ServedCorruption } from '../src/devnet/corruption.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';

@@ -137,6 +137,34 @@ describe('workers on one queue', () => {
     await expectExact(world, target);
   }, 180_000);
 
+  it('enqueues of one job take turns, and none runs while `run` holds the job', async () => {
+    const target = await migratedWarehouse('workers_turns');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await jobFile(dir, 'turns', world, { pageSize: 5 }, HEAD);
+      const both = await Promise.all([runCli(['enqueue', file], { env }), runCli(['enqueue', file], { env })]);
+      for (const r of both) expect(r.code, r.stderr).toBe(0);
+      // one planned the job; the other found its ranges open and queued nothing twice
+      expect(await count(target, 'SELECT count(*)::text AS n FROM export_runs')).toBe(1);
+      expect(await count(target, 'SELECT count(*)::text AS n FROM export_ranges')).toBe(3);
+      expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs')).toBe(8);
+
+      const run = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env: { ...process.env, ...env, LOG_LEVEL: 'warn' } });
+      const ran = collect(run, 120_000);
+      try {
+        await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM export_runs WHERE command = 'run'`)) === 1, { what: '`run` to start', timeoutMs: 60_000 });
+        const refused = await runCli(['enqueue', file], { env });
+        expect(refused.code, refused.stderr).toBe(75);
+        expect(refused.stderr).toMatch(/Another run of job "turns" is in progress/);
+      } finally {
+        run.kill('SIGKILL');
+        await ran;
+      }
+    } finally {
+      await target.drop();
+    }
+  }, 180_000);
+
   it('a worker killed mid-task loses nothing: the others take its chunks over and finish them', async () => {
     const target = await migratedWarehouse('workers_kill');
     try {

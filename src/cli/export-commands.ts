@@ -1,14 +1,8 @@
 import type { Command } from 'commander';
 import type { BackfillFlags } from '../config/load-job.ts';
-import type { ConnectionFlags } from './connection-flags.ts';
+import { withConnections, type ConnectionFlags } from './connection-flags.ts';
 import { withMetrics, type MetricsFlags } from './metrics-flags.ts';
 import type { ReportFlags } from './report-action.ts';
-
-const withConnections = (cmd: Command, api: boolean) => {
-  cmd.option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)');
-  if (api) cmd.option('--api-url <url>', 'chain API base URL including the project id (default: $CHAIN_API_URL)');
-  return cmd;
-};
 
 /**
  * `migrate`, `backfill`, `run` and `status`: the exporter's commands. Each action imports its implementation

@@ -9,8 +9,6 @@ import { pendingMigrations } from '../warehouse/migrate.ts';
 import { FatalError } from '../common/errors.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import { createApiClients } from './api-clients.ts';
-
-export { HTTP_DEFAULTS } from './api-clients.ts';
 export interface ExportOptions {
   databaseUrl: string;
   api: ApiEndpoint;

@@ -9,7 +9,7 @@ import type { Warehouse } from '../warehouse/db.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
-import { emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
+import { countRequests, emptyTotals, failAbandonedRuns, recordRun, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { enrichRanges, type HeaderSource } from './enrich.ts';
 import { createHeaderQueue, type HeaderQueue } from './header-queue.ts';
@@ -71,11 +71,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     clearInterval(ledgerTimer);
     await ledgerWrite;
   };
-  const flush = () => {
-    totals.apiRequests = deps.counters.transferRequests + deps.counters.rpcPosts;
-    totals.retries = deps.counters.retries;
-    totals.rateLimited = deps.counters.rateLimited;
-  };
+  const flush = () => countRequests(totals, deps.counters);
   try {
     const abandoned = await failAbandonedRuns(warehouse.db, job.name);
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });

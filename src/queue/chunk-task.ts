@@ -12,7 +12,7 @@ import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { openRange, type RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
-import { addToRun, closeRunIfDone, emptyTotals, type RunTotals } from '../warehouse/runs.ts';
+import { addToRun, closeRunIfDone, countRequests, emptyTotals, type RunTotals } from '../warehouse/runs.ts';
 import { tryTaskLock } from '../warehouse/task-lock.ts';
 import type { ChunkPayload } from './payloads.ts';
 
@@ -36,14 +36,6 @@ export interface ChunkTaskDeps {
   worker: string;
 }
 
-export interface ChunkTaskOutcome {
-  /** `read`: this task read (the rest of) the chunk; `done`: it was finished already (its range may still close). */
-  chunk: 'read' | 'done' | 'gone';
-  rows: number;
-  /** The task finished its range's last chunk and closed the range. */
-  closedRange: boolean;
-}
-
 /** Another task holds the chunk, or `erc20-etl run` holds its job: graphile-worker tries again later. */
 export class ChunkBusyError extends RetryableError {
   constructor(job: string, chunkId: string) {
@@ -60,7 +52,7 @@ export class ChunkInterruptedError extends RetryableError {}
  * reconcile and close the range. Safe to run again at any point: a chunk resumes from its committed
  * position, a finished one is not read twice, and a range is closed once.
  */
-export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, signal?: AbortSignal): Promise<ChunkTaskOutcome> {
+export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, signal?: AbortSignal): Promise<void> {
   const { job, chunkId, runId } = payload;
   const started = deps.clock.now();
   const lock = await tryTaskLock(deps.warehouse.pool, job.name, chunkId);
@@ -70,7 +62,7 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     const chunk = range?.chunks.find((c) => c.id === chunkId);
     if (!range || !chunk) {
       deps.logger.info({ msg: 'chunk task skipped: its range is closed already', job: job.name, chunk: chunkId, worker: deps.worker });
-      return { chunk: 'gone', rows: 0, closedRange: false };
+      return;
     }
     const totals = emptyTotals();
     const wasDone = chunk.done;
@@ -78,8 +70,7 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     const rows = totals.rowsInserted + totals.rowsUpdated + totals.rowsUnchanged;
     if (!wasDone) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
     deps.logger.info({ msg: wasDone ? 'chunk task found its chunk finished already' : 'chunk done', job: job.name, contract: range.contract, run: runId, chunk: chunkId, rows, ms: deps.clock.now() - started, worker: deps.worker });
-    const closedRange = await closeRangeIfDone(deps, payload, range);
-    return { chunk: wasDone ? 'done' : 'read', rows, closedRange };
+    await closeRangeIfDone(deps, payload, range);
   } finally {
     await lock.release();
   }
@@ -130,9 +121,7 @@ function runLedger(deps: ChunkTaskDeps, runId: string, totals: RunTotals, counte
   const added = emptyTotals();
   let writing: Promise<void> = Promise.resolve();
   const add = () => {
-    totals.apiRequests = counters.transferRequests + counters.rpcPosts;
-    totals.retries = counters.retries;
-    totals.rateLimited = counters.rateLimited;
+    countRequests(totals, counters);
     const now = { ...totals };
     const delta = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - added[k as keyof RunTotals]])) as unknown as RunTotals;
     Object.assign(added, now);
@@ -155,12 +144,12 @@ function runLedger(deps: ChunkTaskDeps, runId: string, totals: RunTotals, counte
  * The task that finds every chunk of its range done reconciles the range (tasks finishing at once may both
  * try; the claim inside reconcileRanges lets one through), and closes the run when it was its last range.
  */
-async function closeRangeIfDone(deps: ChunkTaskDeps, payload: ChunkPayload, range: RangeState): Promise<boolean> {
+async function closeRangeIfDone(deps: ChunkTaskDeps, payload: ChunkPayload, range: RangeState): Promise<void> {
   const { db } = deps.warehouse;
   const left = await db.selectFrom('export_chunks').select(db.fn.countAll<string>().as('n')).where('range_id', '=', range.id).where('done', '=', false).executeTakeFirstOrThrow();
-  if (Number(left.n) > 0) return false;
+  if (Number(left.n) > 0) return;
   const reconciled = (await reconcileRanges(db, [range], payload.runId, true)).get(range.id);
-  if (!reconciled) return false;
+  if (!reconciled) return;
   const { job } = payload;
   await addToRun(db, payload.runId, { ...emptyTotals(), rowsRemoved: reconciled.removed });
   deps.metrics?.removed(job.name, range.contract, reconciled.removed);
@@ -171,5 +160,4 @@ async function closeRangeIfDone(deps: ChunkTaskDeps, payload: ChunkPayload, rang
     deps.metrics?.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
     deps.logger.info({ msg: 'run finished', job: job.name, run: payload.runId });
   }
-  return true;
 }

@@ -21,8 +21,6 @@ const FORGET = 'DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[]) 
 export interface Heartbeats {
   /** A graphile-worker worker (or pool) id that this process runs tasks under. */
   add(workerId: string): void;
-  /** Beats, then hands the tasks of dead workers back to the queue; resolves to the dead ids. */
-  tick(): Promise<string[]>;
   /**
    * Stops beating, and hands back to the queue any task still locked under this process's ids: called once
    * the runner has stopped, when none of them runs any more (graphile-worker does not always record a task
@@ -68,7 +66,6 @@ export function startHeartbeats(deps: { pool: pg.Pool; logger: Logger; leaseSeco
       ids.add(id);
       void tick();
     },
-    tick,
     async stop() {
       clearInterval(timer);
       await running;
@@ -78,7 +75,7 @@ export function startHeartbeats(deps: { pool: pg.Pool; logger: Logger; leaseSeco
       await deps.pool.query(UNLOCK, [gone]).catch((err: unknown) =>
         deps.logger.warn({ msg: 'could not hand back this worker\'s tasks; other workers take them after the lease', err: (err as Error).message }),
       );
-      await deps.pool.query('DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[])', [gone]).catch(() => undefined);
+      await deps.pool.query(FORGET, [gone, deps.leaseSeconds]).catch(() => undefined);
     },
   };
 }

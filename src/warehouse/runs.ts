@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { SourceCounters } from '../source/counters.ts';
 import type { Database, RunStatus } from './schema.ts';
 
 export interface RunTotals {
@@ -14,6 +15,13 @@ export interface RunTotals {
 
 export function emptyTotals(): RunTotals {
   return { rowsInserted: 0, rowsUpdated: 0, rowsUnchanged: 0, rowsRemoved: 0, apiRequests: 0, retries: 0, rateLimited: 0, headersFetched: 0 };
+}
+
+/** Copies a run's HTTP counts into its totals: requests (pages and JSON-RPC POSTs), retries and 429s. */
+export function countRequests(totals: RunTotals, counters: SourceCounters): void {
+  totals.apiRequests = counters.transferRequests + counters.rpcPosts;
+  totals.retries = counters.retries;
+  totals.rateLimited = counters.rateLimited;
 }
 
 /** Opens a row in the run ledger; resolves to the run id. */
@@ -45,14 +53,7 @@ export async function recordRun(
   await db
     .updateTable('export_runs')
     .set({
-      rows_inserted: String(totals.rowsInserted),
-      rows_updated: String(totals.rowsUpdated),
-      rows_unchanged: String(totals.rowsUnchanged),
-      rows_removed: String(totals.rowsRemoved),
-      api_requests: String(totals.apiRequests),
-      retries: String(totals.retries),
-      rate_limited: String(totals.rateLimited),
-      headers_fetched: String(totals.headersFetched),
+      ...columnValues((column) => String(totals[COLUMNS[column]])),
       ...(end && {
         status: end.status,
         error: end.error ?? null,
@@ -95,19 +96,9 @@ export async function failAbandonedRuns(db: Kysely<Database>, job: string): Prom
  * adds its share in one statement rather than writing the whole.
  */
 export async function addToRun(db: Kysely<Database>, runId: string, add: RunTotals): Promise<void> {
-  const plus = (column: keyof typeof COLUMNS) => sql<string>`${sql.ref(column)} + ${String(add[COLUMNS[column]])}`;
   await db
     .updateTable('export_runs')
-    .set({
-      rows_inserted: plus('rows_inserted'),
-      rows_updated: plus('rows_updated'),
-      rows_unchanged: plus('rows_unchanged'),
-      rows_removed: plus('rows_removed'),
-      api_requests: plus('api_requests'),
-      retries: plus('retries'),
-      rate_limited: plus('rate_limited'),
-      headers_fetched: plus('headers_fetched'),
-    })
+    .set(columnValues((column) => sql<string>`${sql.ref(column)} + ${String(add[COLUMNS[column]])}`))
     .where('id', '=', runId)
     .execute();
 }
@@ -122,6 +113,13 @@ const COLUMNS = {
   rate_limited: 'rateLimited',
   headers_fetched: 'headersFetched',
 } as const satisfies Record<string, keyof RunTotals>;
+
+type TotalsColumn = keyof typeof COLUMNS;
+
+/** One value per totals column of export_runs. */
+function columnValues<V>(value: (column: TotalsColumn) => V): Record<TotalsColumn, V> {
+  return Object.fromEntries(Object.keys(COLUMNS).map((c) => [c, value(c as TotalsColumn)])) as Record<TotalsColumn, V>;
+}
 
 /**
  * Marks a queued run succeeded once none of the ranges it planned is open; resolves to whether this call
