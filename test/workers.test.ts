@@ -64,10 +64,17 @@ const count = async (target: Awaited<ReturnType<typeof migratedWarehouse>>, quer
 
 const succeededRuns = (target: Awaited<ReturnType<typeof migratedWarehouse>>) => count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`);
 
-/** Waits until the job's run has succeeded, then stops the workers (SIGTERM), which must end cleanly. */
+/**
+ * The job's run has succeeded and the queue is empty. The run closes inside the last task, a moment before
+ * graphile-worker deletes that task: stopping a worker in that moment could leave the task to run again.
+ */
+const allDone = async (target: Awaited<ReturnType<typeof migratedWarehouse>>) =>
+  (await succeededRuns(target)) === 1 && (await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs')) === 0;
+
+/** Waits until the job's run has succeeded and the queue is empty, then stops the workers (SIGTERM), which must end cleanly. */
 async function finishThenStop(target: Awaited<ReturnType<typeof migratedWarehouse>>, workers: readonly Worker[], what: string): Promise<void> {
   try {
-    await waitFor(async () => (await succeededRuns(target)) === 1, { what, timeoutMs: 120_000 });
+    await waitFor(() => allDone(target), { what, timeoutMs: 120_000 });
   } finally {
     for (const w of workers) w.child.kill('SIGTERM');
   }
@@ -252,7 +259,7 @@ describe('workers on one queue', () => {
       const args = ['--schedule', '--jobs', jobs, '--concurrency', '2', '--metrics-port', '0'];
       const workers = [1, 2].map(() => spawnWorker(world, target.url, args, env, ['--import', SHIFTED_CLOCK]));
       try {
-        await waitFor(async () => (await succeededRuns(target)) === 1, { what: 'the scheduled run to finish', timeoutMs: 120_000 });
+        await waitFor(() => allDone(target), { what: 'the scheduled run to finish', timeoutMs: 120_000 });
         // a little longer: nothing else fires
         await sleep(2_000);
         const due = workers.map((w) => w.logs().filter((l) => l['msg'] === 'schedule due').map((l) => l['at']));
