@@ -3,11 +3,12 @@ import { runMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { FatalError } from '../common/errors.ts';
 import { describeConnectionError } from '../warehouse/db.ts';
+import { MIGRATE_LOCK } from '../warehouse/migrate.ts';
 import { graphileLogger } from './graphile-logger.ts';
 
-// graphile-worker's first install is not safe to run from two processes at once (the second can find the
-// schema half made); the processes of this tool take turns.
-const TAKE_TURN = `SELECT pg_advisory_lock(hashtextextended('erc20-etl queue install', 0))`;
+// graphile-worker's install is not safe beside another install, nor beside kysely's migrator, which reads
+// the catalog while the install renames and drops its tables: it takes its turn under the migration lock.
+const TAKE_TURN = 'SELECT pg_advisory_lock($1)';
 
 /**
  * Creates or updates graphile-worker's schema (`graphile_worker`) in the warehouse: the queue that
@@ -17,7 +18,7 @@ export async function installQueue(databaseUrl: string, logger: Logger): Promise
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'erc20-etl' });
   try {
     await client.connect();
-    await client.query(TAKE_TURN);
+    await client.query(TAKE_TURN, [MIGRATE_LOCK]);
     await runMigrations({ connectionString: databaseUrl, logger: graphileLogger(logger) });
   } catch (err) {
     if ((err as { code?: string }).code === '42501') {

@@ -22,7 +22,7 @@ export function migrationsFrom(dir: string): MigrationProvider {
 }
 
 // Session-level advisory lock key shared by every `erc20-etl migrate`, so concurrent runs take turns.
-const MIGRATE_LOCK = 0x65726332;
+export const MIGRATE_LOCK = 0x65726332;
 
 /**
  * Applies the pending migrations with kysely's Migrator, each in its own transaction. Safe to run twice
