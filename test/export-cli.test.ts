@@ -110,6 +110,39 @@ describe('erc20-etl backfill and run', () => {
   });
 });
 
+describe('a header batch larger than the endpoint takes', () => {
+  it('fails the run saying to lower --header-batch-size; the next run with a smaller batch finishes it exactly', async () => {
+    const limited = await startDevnet(dataset, { projectIds: [SECRET_PROJECT], rpcBatchLimit: 40 });
+    const target = await migratedWarehouse('cli_header_batch');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: `${limited.origin}/${SECRET_PROJECT}` };
+      const args = ['backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', '500', '--to', '899', '--page-size', '300'];
+      const refused = await runCli([...args, '--header-batch-size', '100'], { env });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('refused a batch of 100 erigon_getHeaderByHash calls (HTTP 400, -32600 "batch too large (at most 40)")');
+      expect(refused.stderr).toContain('--header-batch-size for backfill');
+      // not retried: each refused batch was sent once (two header POSTs may be in flight alongside the pages)
+      const refusals = (await limited.stats()).errors['-32600'] ?? 0;
+      expect(refusals).toBeGreaterThanOrEqual(1);
+      expect(refusals).toBeLessThanOrEqual(2);
+      const kept = await warehouseTransfers(target.warehouse);
+      expect(kept.length).toBeGreaterThan(0);
+
+      const finished = await runCli([...args, '--header-batch-size', '40'], { env });
+      expect(finished.code, finished.stderr).toBe(0);
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      const { rows } = await target.warehouse.pool.query<{ headers: number; blocks: number }>(
+        'SELECT (SELECT count(*)::int FROM block_headers) AS headers, (SELECT count(DISTINCT block_hash)::int FROM token_transfers) AS blocks',
+      );
+      expect(rows[0]!.headers).toBe(rows[0]!.blocks);
+      expect(`${refused.stderr}${finished.stdout}${finished.stderr}`).not.toContain(SECRET_PROJECT);
+    } finally {
+      await target.drop();
+      await limited.close();
+    }
+  });
+});
+
 describe('a backfill killed mid-range', () => {
   it('resumes without duplicates or gaps, also when its page keys have expired meanwhile', async () => {
     for (const ttl of [86_400, 1]) {

@@ -8,7 +8,7 @@ import type { Dataset } from '../src/dataset/types.ts';
 import type { DevnetConfig } from '../src/devnet/server.ts';
 import { parseApiUrl } from '../src/source/api-url.ts';
 import { createSourceCounters } from '../src/source/counters.ts';
-import { BadResponseError, HttpStatusError } from '../src/source/errors.ts';
+import { BadResponseError, BatchRefusedError, HttpStatusError } from '../src/source/errors.ts';
 import { checkHeader } from '../src/source/header-check.ts';
 import { createHttpClient, type HttpClientConfig } from '../src/source/http-client.ts';
 import { createRpcClient } from '../src/source/rpc-client.ts';
@@ -130,6 +130,48 @@ describe('headersByHash against the reference server', () => {
     expect(err?.message).toContain('POST http://127.0.0.1:');
     expect(err?.message).not.toContain('SECRET');
     expect(counters.rpcPosts).toBe(1);
+  });
+});
+
+describe('a batch larger than the endpoint takes', () => {
+  it('stops at once, sent once, and says to lower headerBatchSize; batches within the limit pass', async () => {
+    const devnet = await serve({ rpcBatchLimit: 5 });
+    const hashes = dataset.headers.slice(0, 12).map((h) => h.hash);
+    const big = connect(devnet.origin, { batchSize: 6 });
+    const err = await big.rpc.headersByHash(hashes).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err).toBeInstanceOf(BatchRefusedError);
+    expect(err?.message).toContain('refused a batch of 6 erigon_getHeaderByHash calls (HTTP 400, -32600 "batch too large (at most 5)")');
+    expect(err?.message).toContain('set headerBatchSize in the job file (--header-batch-size for backfill)');
+    expect(big.counters).toMatchObject({ rpcPosts: 1, retries: 0 });
+
+    const fits = connect(devnet.origin, { batchSize: 5 });
+    expect((await fits.rpc.headersByHash(hashes)).size).toBe(12);
+    expect(fits.counters.rpcPosts).toBe(3);
+  });
+
+  it("reads Erigon's and geth's refusals answered with HTTP 200: one error alone, or a batch of one", async () => {
+    const [a, b] = dataset.headers;
+    for (const refusal of [
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch limit 1 exceeded' } },
+      [{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'batch too large' } }],
+    ]) {
+      const server: Server = createServer((req, res) => {
+        req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(refusal)));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      later(() => new Promise((resolve) => server.close(() => resolve())));
+      const { rpc, counters } = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const err = await rpc.headersByHash([a!.hash, b!.hash]).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(err).toBeInstanceOf(BatchRefusedError);
+      expect(err?.message).toContain(`refused a batch of 2 erigon_getHeaderByHash calls (-32600 ${JSON.stringify(Array.isArray(refusal) ? 'batch too large' : 'batch limit 1 exceeded')})`);
+      expect(counters.rpcPosts).toBe(1);
+    }
   });
 });
 

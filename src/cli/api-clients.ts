@@ -29,6 +29,8 @@ export function createApiClients(deps: {
   pool: pg.Pool;
   concurrency: number;
   requestsPerSecond: number | undefined;
+  /** `erigon_getHeaderByHash` calls per JSON-RPC POST (the job's `headerBatchSize`). */
+  headerBatchSize: number;
 }): ApiClients {
   const { api, logger, clock, pool, requestsPerSecond } = deps;
   const counters = createSourceCounters();
@@ -42,5 +44,5 @@ export function createApiClients(deps: {
       limiter: createSharedRateLimiter({ pool, key: rateLimitKey(api.base), requestsPerSecond, clock }),
     }),
   });
-  return { http, transfers: createTransfersClient({ http }), rpc: createRpcClient({ http }), counters };
+  return { http, transfers: createTransfersClient({ http }), rpc: createRpcClient({ http, batchSize: deps.headerBatchSize }), counters };
 }

@@ -31,6 +31,7 @@ export function registerDevnet(program: Command): void {
     .option('--chain-id <n>', 'chain id answered by eth_chainId', '1')
     .option('--latency-ms <a[-b]>', 'fault: delay every request by A ms, or uniformly A to B ms')
     .option('--rate-limit <rps>', 'fault: requests per second per project id, then 429 with Retry-After')
+    .option('--rpc-batch-limit <n>', 'most JSON-RPC calls in one batch; larger batches get HTTP 400, -32600 (default 1000; Erigon: 100)')
     .option('--fail-rate <p>', 'fault: probability of a 500, 502 or 503')
     .option('--reset-rate <p>', 'fault: probability of a socket destroyed mid-response')
     .option('--truncate-rate <p>', 'fault: probability of a body cut short')

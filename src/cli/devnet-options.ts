@@ -44,6 +44,7 @@ const schema = z.object({
   chainId: int(1).default(1),
   latencyMs: latency.optional(),
   rateLimit: int(1).optional(),
+  rpcBatchLimit: int(1).optional(),
   failRate: rate.optional(),
   resetRate: rate.optional(),
   truncateRate: rate.optional(),
@@ -63,6 +64,7 @@ export interface DevnetOptions {
   chainId: number;
   faults: FaultOptions;
   rateLimit?: number;
+  rpcBatchLimit?: number;
   quota?: number;
   pageKeyTtlSeconds: number;
   faultSeed: number;
@@ -108,6 +110,7 @@ export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: Synthe
     chainId: o.chainId,
     faults,
     ...(o.rateLimit !== undefined && { rateLimit: o.rateLimit }),
+    ...(o.rpcBatchLimit !== undefined && { rpcBatchLimit: o.rpcBatchLimit }),
     ...(o.quota !== undefined && { quota: o.quota }),
     pageKeyTtlSeconds: o.pageKeyTtl,
     faultSeed: o.faultSeed ?? o.seed,

@@ -32,6 +32,7 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
       chainId: options.chainId,
       faults: options.faults,
       rateLimit: options.rateLimit,
+      ...(options.rpcBatchLimit !== undefined && { rpcBatchLimit: options.rpcBatchLimit }),
       quota: options.quota,
       pageKeyTtlSeconds: options.pageKeyTtlSeconds,
       seed: options.faultSeed,

@@ -19,7 +19,7 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 3 });
-  const api = createApiClients({ api: settings.api!, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond });
+  const api = createApiClients({ api: settings.api!, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond, headerBatchSize: job.headerBatchSize });
   try {
     await ensureMigrated(warehouse);
     await installQueue(settings.databaseUrl!, logger);

@@ -35,6 +35,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
     pool: warehouse.pool,
     concurrency: job.concurrency,
     requestsPerSecond: job.requestsPerSecond,
+    headerBatchSize: job.headerBatchSize,
   });
   try {
     await ensureMigrated(warehouse);

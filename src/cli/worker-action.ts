@@ -32,7 +32,7 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
           logger,
           clock: systemClock,
           api(job) {
-            const clients = createApiClients({ api, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond });
+            const clients = createApiClients({ api, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond, headerBatchSize: job.headerBatchSize });
             return { transfers: clients.transfers, rpc: clients.rpc, counters: clients.counters, close: () => clients.http.close() };
           },
           redact: (text) => api.redact(text),

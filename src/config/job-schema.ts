@@ -126,6 +126,13 @@ export const jobSchema = z
           title: 'Requests per second',
           description: "At most this many API requests per second (fractions allowed, e.g. 0.5). Leave it out for no limit beyond the server's 429s.",
         }),
+      headerBatchSize: integer(1, 1000, 'expected an integer from 1 to 1000')
+        .default(100)
+        .meta({
+          title: 'Header batch size',
+          description:
+            "erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000. Erigon refuses batches larger than its --rpc.batch.limit (100 by default); where your endpoint allows more, a larger batch leaves more of a requests-per-second limit to pages.",
+        }),
       finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
         .default(64)
         .meta({

@@ -59,6 +59,7 @@ export interface BackfillFlags {
   to?: string;
   pageSize?: string;
   concurrency?: string;
+  headerBatchSize?: string;
 }
 
 const FLAG_NAMES: Readonly<Record<string, string>> = {
@@ -67,6 +68,7 @@ const FLAG_NAMES: Readonly<Record<string, string>> = {
   to: '--to',
   pageSize: '--page-size',
   concurrency: '--concurrency',
+  headerBatchSize: '--header-batch-size',
 };
 
 const ADDRESS = 'expected a contract address (0x and 40 hex digits); repeat --contract for several';
@@ -97,6 +99,7 @@ const backfillFlags = z
     to: flagInteger(BLOCK, 0, MAX_BLOCK_NUMBER),
     pageSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
     concurrency: flagInteger('expected an integer from 1 to 64', 1, 64).optional(),
+    headerBatchSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
   })
   .refine((f) => f.from <= f.to, {
     path: ['to'],
@@ -115,7 +118,7 @@ const backfillFlags = z
  * contracts (in any order) and range, so the same backfill always has the same lock and ledger name.
  *
  * @example backfillJob({ contract: ['0xA0b8…eB48'], from: '100', to: '200' })
- * // → { name: 'backfill-1f0c2a9e', contracts: [{ address: '0xa0b8…eb48', fromBlock: 100, toBlock: 200 }], pageSize: 1000, concurrency: 4, finality: 64 }
+ * // → { name: 'backfill-1f0c2a9e', contracts: [{ address: '0xa0b8…eb48', fromBlock: 100, toBlock: 200 }], pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64 }
  */
 export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
   const input = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
@@ -134,6 +137,7 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
       contracts: addresses.map((address) => ({ address, fromBlock: f.from, toBlock: f.to })),
       ...(f.pageSize !== undefined && { pageSize: f.pageSize }),
       ...(f.concurrency !== undefined && { concurrency: f.concurrency }),
+      ...(f.headerBatchSize !== undefined && { headerBatchSize: f.headerBatchSize }),
     }),
   );
 }

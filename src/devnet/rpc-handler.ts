@@ -1,6 +1,7 @@
 import { RPC_ERRORS, RpcFailure, rpcErrorBody, type RpcId } from './rpc-errors.ts';
 import { RPC_METHODS, type RpcMethodContext } from './rpc-methods.ts';
 
+/** The most calls a batch may hold unless the server is told otherwise: geth's default (Erigon's is 100). */
 export const MAX_BATCH = 1000;
 
 export interface RpcOutcome {
@@ -16,9 +17,10 @@ export interface RpcObserver {
 
 /**
  * Answers one JSON-RPC 2.0 HTTP body, single or batch. A single request gets the HTTP status of its
- * error (chain-api.md §2); a batch is answered 200 with one member per request that has an id.
+ * error (chain-api.md §2); a batch is answered 200 with one member per request that has an id. A batch of
+ * more than `maxBatch` calls is refused as a whole: HTTP 400, one error -32600.
  */
-export function handleRpcBody(text: string, ctx: RpcMethodContext, observe: RpcObserver): RpcOutcome {
+export function handleRpcBody(text: string, ctx: RpcMethodContext, observe: RpcObserver, maxBatch = MAX_BATCH): RpcOutcome {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -27,7 +29,7 @@ export function handleRpcBody(text: string, ctx: RpcMethodContext, observe: RpcO
     return { status: RPC_ERRORS.parse.status, body: rpcErrorBody(null, RPC_ERRORS.parse.code, 'parse error') };
   }
   if (Array.isArray(parsed)) {
-    const problem = parsed.length === 0 ? 'empty batch' : parsed.length > MAX_BATCH ? `batch too large (at most ${MAX_BATCH})` : '';
+    const problem = parsed.length === 0 ? 'empty batch' : parsed.length > maxBatch ? `batch too large (at most ${maxBatch})` : '';
     if (problem) {
       observe.error(RPC_ERRORS.invalidRequest.code);
       return { status: RPC_ERRORS.invalidRequest.status, body: rpcErrorBody(null, RPC_ERRORS.invalidRequest.code, problem) };

@@ -23,6 +23,8 @@ export interface DevnetConfig {
   faults: FaultOptions;
   /** Requests per second per project id; unset = unlimited. */
   rateLimit?: number;
+  /** The most JSON-RPC calls one batch may hold (default MAX_BATCH, 1000). */
+  rpcBatchLimit?: number;
   /** getTokenTransfers requests a project may make before its plan capacity is exceeded (403); unset = unlimited. */
   quota?: number;
   pageKeyTtlSeconds: number;
@@ -118,6 +120,7 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
         body,
         { chain, chainId: config.chainId, headerLags: (hash) => faults.headerLags(hash) },
         { call: stats.countRpcCall, error: stats.countError },
+        config.rpcBatchLimit,
       );
       if (outcome.body === undefined) {
         res.writeHead(200).end();

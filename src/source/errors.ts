@@ -246,6 +246,26 @@ export class ResponseTooLargeError extends FatalError {
   }
 }
 
+/**
+ * The JSON-RPC endpoint refuses batches of this many calls as a whole (error -32600: Erigon's
+ * `--rpc.batch.limit` is 100 by default, geth's batch request limit 1000). The same batch fails however
+ * often it is sent: the job's `headerBatchSize` must come down.
+ *
+ * @example new BatchRefusedError(200, '-32600 "batch limit 100 exceeded"')
+ */
+export class BatchRefusedError extends FatalError {
+  constructor(
+    readonly batchSize: number,
+    answer: string,
+  ) {
+    super(
+      `the JSON-RPC endpoint refused a batch of ${batchSize} erigon_getHeaderByHash calls (${answer}): set headerBatchSize in the job file ` +
+        '(--header-batch-size for backfill) to at most what it accepts; Erigon accepts 100 by default. The transfers already loaded stay; ' +
+        'run the job again to fetch the headers',
+    );
+  }
+}
+
 /** At most this many problems are spelled out in a message; `problems` keeps them all. */
 const LISTED_PROBLEMS = 20;
 

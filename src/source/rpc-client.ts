@@ -1,4 +1,4 @@
-import { BadResponseError, HttpStatusError } from './errors.ts';
+import { BadResponseError, BatchRefusedError, HttpStatusError } from './errors.ts';
 import type { HttpClient } from './http-client.ts';
 import { show } from '../dataset/validate.ts';
 
@@ -7,6 +7,8 @@ export const RPC_CODES = {
   methodNotFound: -32601,
   /** Erigon's "block header not found". */
   notFound: -32000,
+  /** A request the server will not take: for a batch of well-formed calls, the batch's size. */
+  invalidRequest: -32600,
 } as const;
 
 export interface RpcClient {
@@ -74,12 +76,33 @@ export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcCl
         const batch = unique.slice(start, start + batchSize);
         const calls = batch.map((hash, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'erigon_getHeaderByHash', params: [hash] }));
         http.counters.headerCalls += calls.length;
-        const answer = await http.postJson(calls);
+        let answer: unknown;
+        try {
+          answer = await http.postJson(calls);
+        } catch (err) {
+          if (calls.length > 1 && err instanceof HttpStatusError && err.apiCode === RPC_CODES.invalidRequest) {
+            throw new BatchRefusedError(calls.length, `HTTP ${err.status}, ${show(err.apiCode)} ${show(err.apiMessage)}`);
+          }
+          throw err;
+        }
+        const refusal = calls.length > 1 ? batchRefusal(answer) : undefined;
+        if (refusal) throw new BatchRefusedError(calls.length, refusal);
         for (const [hash, header] of matchAnswers(batch, answer)) out.set(hash, header);
       }
       return out;
     },
   };
+}
+
+/**
+ * A batch refused as a whole, answered 200: one error -32600 in place of the answers, alone (Erigon) or as a
+ * batch of one (geth). Well-formed calls get -32600 for nothing else. Undefined for any other answer.
+ */
+function batchRefusal(answer: unknown): string | undefined {
+  const single = Array.isArray(answer) && answer.length === 1 ? (answer[0] as unknown) : answer;
+  const error = (single as RpcAnswer | null)?.error;
+  if (!error || typeof error !== 'object' || error.code !== RPC_CODES.invalidRequest) return undefined;
+  return `${show(error.code)} ${show(error.message)}`;
 }
 
 /** Pairs each hash with its answer by id; throws one BadResponseError listing every problem. */
