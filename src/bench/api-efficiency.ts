@@ -1,6 +1,6 @@
 import type { DevnetStats } from '../devnet/stats.ts';
 
-/** JSON-RPC calls the exporter puts in one POST (createRpcClient's default). */
+/** JSON-RPC calls the exporter puts in one POST unless the job says otherwise (`headerBatchSize`'s default). */
 export const HEADER_BATCH_SIZE = 100;
 
 export interface ApiUse {
@@ -16,6 +16,8 @@ export interface ApiUse {
   /** POSTs that carried header calls, and ceil(header calls / batch size). */
   headerPosts: number;
   headerPostsExpected: number;
+  /** The run's `headerBatchSize`. */
+  headerBatchSize: number;
   /** Every JSON-RPC POST, eth_blockNumber included. */
   rpcPosts: number;
   /** Answers that were errors, by HTTP status or JSON-RPC code (e.g. `"429"`). */
@@ -24,13 +26,14 @@ export interface ApiUse {
 
 /**
  * The API use of one run against the targets: getTokenTransfers requests ≤ 1.01 × ceil(rows / pageSize) +
- * 2 × concurrency; header calls = distinct new blocks; header POSTs = ceil(header calls / 100). Every call
+ * 2 × concurrency; header calls = distinct new blocks; header POSTs = ceil(header calls / headerBatchSize, 100 unless given). Every call
  * of another method is sent alone, so header POSTs are the POSTs less those calls.
  *
  * @example apiUse(stats, { rows: 1_000_000, newBlocks: 95_000, pageSize: 1000, concurrency: 4 })
  * // → { transferRequests: 1007, transferRequestsBound: 1018, headerCalls: 95000, headerCallsExpected: 95000, headerPosts: 950, … }
  */
-export function apiUse(stats: DevnetStats, run: { rows: number; newBlocks: number; pageSize: number; concurrency: number }): ApiUse {
+export function apiUse(stats: DevnetStats, run: { rows: number; newBlocks: number; pageSize: number; concurrency: number; headerBatchSize?: number }): ApiUse {
+  const headerBatchSize = run.headerBatchSize ?? HEADER_BATCH_SIZE;
   const pagesNeeded = Math.ceil(run.rows / run.pageSize);
   const headerCalls = stats.rpcCalls['erigon_getHeaderByHash'] ?? 0;
   const otherCalls = Object.entries(stats.rpcCalls).reduce((sum, [method, n]) => (method === 'erigon_getHeaderByHash' ? sum : sum + n), 0);
@@ -41,7 +44,8 @@ export function apiUse(stats: DevnetStats, run: { rows: number; newBlocks: numbe
     headerCalls,
     headerCallsExpected: run.newBlocks,
     headerPosts: Math.max(0, stats.rpcHttpRequests - otherCalls),
-    headerPostsExpected: Math.ceil(headerCalls / HEADER_BATCH_SIZE),
+    headerPostsExpected: Math.ceil(headerCalls / headerBatchSize),
+    headerBatchSize,
     rpcPosts: stats.rpcHttpRequests,
     errors: stats.errors,
   };

@@ -54,7 +54,9 @@ const sizes = {
   growth: { transfers: Math.round(transfers / 10), blocks: Math.max(100, Math.round(transfers / 100)) },
   sparse: quick ? { transfers: 2_000, blocks: 20_000 } : { transfers: 20_000, blocks: 200_000 },
   latency: {
-    ...(quick ? { transfers: 20_000, blocks: 2_000 } : { transfers: 200_000, blocks: 20_000 }),
+    ...(quick ? { transfers: 20_000, blocks: 2_000 } : { transfers: 400_000, blocks: 40_000 }),
+    // as many header calls per POST as the reference server takes (geth's limit): pages keep most of R
+    headerBatchSize: 1000,
     latencyMs: positive('latency-ms', values['latency-ms']),
     rateLimit: positive('rate-limit', values['rate-limit']),
   },

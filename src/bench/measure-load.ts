@@ -74,6 +74,8 @@ export interface LoadContext {
   chain: { transfers: number; distinctBlocks: number };
   pageSize: number;
   concurrency: number;
+  /** The job's `headerBatchSize`, when it is not the default. */
+  headerBatchSize?: number;
   /** An exporter process still running after this long is stopped, and the run fails saying what it was doing. */
   timeoutMs: number;
   note(line: string): void;
@@ -143,7 +145,13 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
       ...(delta('postgresCpuSeconds') !== undefined && { postgres: delta('postgresCpuSeconds') }),
     },
     phases,
-    api: apiUse(stats, { rows: expect.rows, newBlocks: expect.newBlocks, pageSize: ctx.pageSize, concurrency: ctx.concurrency }),
+    api: apiUse(stats, {
+      rows: expect.rows,
+      newBlocks: expect.newBlocks,
+      pageSize: ctx.pageSize,
+      concurrency: ctx.concurrency,
+      ...(ctx.headerBatchSize !== undefined && { headerBatchSize: ctx.headerBatchSize }),
+    }),
     ledger: {
       runId: ledger.id,
       inserted: ledger.rowsInserted,

@@ -12,6 +12,7 @@ const api = (over: Partial<ApiUse> = {}): ApiUse => ({
   headerCallsExpected: 90_000,
   headerPosts: 900,
   headerPostsExpected: 900,
+  headerBatchSize: 100,
   rpcPosts: 901,
   errors: {},
   ...over,
@@ -60,10 +61,11 @@ const result = (over: { firstLoadVsCopy?: number; speedup?: number; written?: nu
       load: load({ rows: 200_000, rowsPerSecond: 12_000 }),
       latencyMs: 50,
       rateLimit: 20,
+      headerBatchSize: 1000,
       targetRowsPerSecond: 18_000,
-      requests: 250,
-      runRowsPerSecond: over.latencyRowsPerSecond ?? 14_400,
-      fillTargetRowsPerSecond: 14_400,
+      requests: 210,
+      runRowsPerSecond: over.latencyRowsPerSecond ?? 18_000,
+      fill: 0.95,
       readPhaseRowsPerSecond: 19_000,
     },
   },
@@ -84,7 +86,7 @@ describe('targetRows', () => {
 
   it('fails each target just past its threshold', () => {
     const rows = targetRows({
-      exporter: result({ firstLoadVsCopy: 0.79, speedup: 1.99, written: 1, peakRssMb: 201, timeRatio: 11.01, latencyRowsPerSecond: 14_399 }),
+      exporter: result({ firstLoadVsCopy: 0.79, speedup: 1.99, written: 1, peakRssMb: 201, timeRatio: 11.01, latencyRowsPerSecond: 17_999 }),
       pageSize: 1000,
       concurrency: 4,
     });

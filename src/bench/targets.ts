@@ -81,14 +81,14 @@ export function targetRows(input: TargetInput): TargetRow[] {
     add(
       `${label}: rows / s over the run`,
       int(l.runRowsPerSecond),
-      `≥ ${int(l.fillTargetRowsPerSecond)} = 0.9 × R × rows ÷ requests`,
-      l.runRowsPerSecond >= l.fillTargetRowsPerSecond,
+      `≥ ${int(l.targetRowsPerSecond)} = ${TARGETS.latencyShare} × R × pageSize`,
+      l.runRowsPerSecond >= l.targetRowsPerSecond,
     );
     add(
-      `${label}: requests (pages + JSON-RPC POSTs, which share R), 429s`,
+      `${label}: requests (pages + JSON-RPC POSTs of ${l.headerBatchSize} headers, which share R), 429s`,
       `${int(l.load.api.transferRequests)} + ${int(l.load.api.rpcPosts)}, ${int(l.load.api.errors['429'] ?? 0)}`,
     );
-    add(`${label}: 0.9 × R × pageSize, counting pages only`, int(l.targetRowsPerSecond));
+    add(`${label}: share of R used over the run`, `${(100 * l.fill).toFixed(1)} %`);
     add(`${label}: rows / s end to end, with process start-up`, int(l.load.rowsPerSecond));
     if (l.readPhaseRowsPerSecond !== undefined) add(`${label}: rows / s while reading pages`, int(l.readPhaseRowsPerSecond));
   } else failed('latency-bound', latency);
@@ -118,7 +118,7 @@ function apiRows(add: (figure: string, measured: string, target?: string, ok?: b
     a.transferRequests <= a.transferRequestsBound,
   );
   add(`API ${label}: header calls`, int(a.headerCalls), `= ${int(a.headerCallsExpected)} distinct blocks`, a.headerCalls === a.headerCallsExpected);
-  add(`API ${label}: header POSTs`, int(a.headerPosts), `= ${int(a.headerPostsExpected)} (calls ÷ 100, up)`, a.headerPosts === a.headerPostsExpected);
+  add(`API ${label}: header POSTs`, int(a.headerPosts), `= ${int(a.headerPostsExpected)} (calls ÷ ${a.headerBatchSize}, up)`, a.headerPosts === a.headerPostsExpected);
 }
 
 /**
