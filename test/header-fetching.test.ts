@@ -1,5 +1,12 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../src/common/clock.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { createHeaderQueue } from '../src/pipeline/header-queue.ts';
+import { parseApiUrl } from '../src/source/api-url.ts';
+import { createSourceCounters } from '../src/source/counters.ts';
+import { createHttpClient } from '../src/source/http-client.ts';
+import { createRpcClient } from '../src/source/rpc-client.ts';
 import { startDevnet } from './helpers/devnet.ts';
 import { job, migratedWarehouse, runExport } from './helpers/exporter.ts';
 import { syntheticWorld } from './helpers/world.ts';
@@ -37,6 +44,35 @@ describe('fetching headers while reading pages', () => {
     const stored = await world.target.warehouse.db.selectFrom('block_headers').select('hash').execute();
     expect(new Set(stored.map((h) => h.hash))).toEqual(new Set(world.dataset.transfers.map((t) => t.blockHash)));
   });
+  it('asks once for a block whose header is on its way when other contracts reach it after the queue forgot it', async () => {
+    const own = await migratedWarehouse('header_fetching_pending');
+    const logger = pino({ level: 'silent' });
+    const http = createHttpClient({
+      endpoint: parseApiUrl(world.devnet.base),
+      config: { timeoutMs: 5000, connections: 4, maxResponseBytes: 8 << 20, retries: 2 },
+      logger,
+      clock: systemClock,
+      counters: createSourceCounters(),
+    });
+    try {
+      await reset();
+      // the contracts' pages, newest first, offered in turns: each contract reaches a block at its own pace,
+      // long after the queue's memory (8 blocks here) has moved on, while the block's batch is not full yet
+      const byContract = contracts().map((c) => world.dataset.transfers.filter((t) => t.contractAddress === c).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex));
+      const queue = createHeaderQueue({ warehouse: own.warehouse, rpc: createRpcClient({ http, batchSize: 400 }), logger, clock: systemClock }, { job: 'pending', runId: '1', batchSize: 400, concurrency: 2, remembered: 8 });
+      for (let start = 0; byContract.some((rows) => start < rows.length); start += 50) {
+        for (const [i, rows] of byContract.entries()) if (start < rows.length) await queue.offer(rows.slice(start, start + 50), contracts()[i]!);
+      }
+      const stored = await queue.drain();
+      const expected = new Set(world.dataset.transfers.map((t) => t.blockHash)).size;
+      expect(stored).toBe(expected);
+      expect((await world.devnet.stats()).rpcCalls['erigon_getHeaderByHash']).toBe(expected);
+    } finally {
+      await http.close();
+      await own.drop();
+    }
+  });
+
   it('keeps batches full when many chunks offer pages at once', async () => {
     const many = await migratedWarehouse('header_fetching_many');
     // thousands of blocks, and every answer takes a while: pages keep coming while the allowed batches are in flight

@@ -23,6 +23,8 @@ export interface HeaderQueueScope {
   batchSize: number;
   /** POSTs in flight at once. */
   concurrency: number;
+  /** Blocks remembered after their header was stored or found stored (default 4096). */
+  remembered?: number;
 }
 
 /** Blocks remembered after they were offered: a block's rows come in adjacent pages of one chunk. */
@@ -31,14 +33,19 @@ const REMEMBERED = 4096;
 /**
  * Fetches the header of every block that committed pages point at, each once, alongside the reading: the
  * blocks of each page are remembered for a while (a block's rows come in adjacent pages), sifted against
- * block_headers a batch at a time, and fetched a full JSON-RPC batch at a time.
+ * block_headers a batch at a time, and fetched a full JSON-RPC batch at a time. A block whose header is on
+ * its way (waiting to be sifted, in a batch, or in a POST) is remembered until it is stored, however many
+ * blocks come meanwhile: other contracts' chunks reach the same blocks later, and would ask for it again.
  *
  * @example const headers = createHeaderQueue(deps, { job, runId, batchSize: 100, concurrency: 2 });
  * await headers.offer(page.transfers, contract); // … for each page, then:
  * await headers.drain(); // → 30534
  */
 export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): HeaderQueue {
+  const memory = scope.remembered ?? REMEMBERED;
   const remembered = new Map<string, MissingHeader>();
+  // offered and not yet known to be stored: kept apart from `remembered`, which forgets the oldest blocks
+  const pending = new Map<string, MissingHeader>();
   let candidates: MissingHeader[] = [];
   let batch: MissingHeader[] = [];
   const inFlight = new Set<Promise<void>>();
@@ -46,7 +53,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   let stored = 0;
 
   const remember = (t: TransferRecord, contract: string): MissingHeader | undefined => {
-    const known = remembered.get(t.blockHash);
+    const known = remembered.get(t.blockHash) ?? pending.get(t.blockHash);
     if (known) {
       const sameTime = known.timestamp === t.blockTimestamp || Date.parse(known.timestamp) === Date.parse(t.blockTimestamp);
       if (known.number !== t.blockNumber || !sameTime) {
@@ -60,7 +67,8 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     }
     const header: MissingHeader = { hash: t.blockHash, number: t.blockNumber, timestamp: t.blockTimestamp, conflicts: 0, contracts: [contract] };
     remembered.set(t.blockHash, header);
-    if (remembered.size > REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    if (remembered.size > memory) remembered.delete(remembered.keys().next().value!);
+    pending.set(t.blockHash, header);
     return header;
   };
 
@@ -68,7 +76,10 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     const offered = candidates;
     candidates = [];
     const known = await knownHeaders(deps.warehouse.db, offered.map((h) => h.hash));
-    for (const h of offered) if (!known.has(h.hash)) batch.push(h);
+    for (const h of offered) {
+      if (known.has(h.hash)) pending.delete(h.hash);
+      else batch.push(h);
+    }
   };
 
   const send = (group: MissingHeader[]) => {
@@ -81,7 +92,10 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
           failure ??= { error };
         },
       )
-      .finally(() => inFlight.delete(fetching));
+      .finally(() => {
+        inFlight.delete(fetching);
+        for (const h of group) pending.delete(h.hash);
+      });
     inFlight.add(fetching);
   };
 
