@@ -23,7 +23,7 @@ export interface HeaderQueueScope {
   batchSize: number;
   /** POSTs in flight at once. */
   concurrency: number;
-  /** Blocks remembered after their header was stored or found stored (default 4096). */
+  /** Offered blocks remembered besides those whose header is on its way, the newest (default 4096). */
   remembered?: number;
 }
 
