@@ -100,6 +100,16 @@ describe('targetRows', () => {
     expect(verdict(rows, 'API dense: getTokenTransfers requests')).toBe(true);
     expect(verdict(rows, 'API sparse (20,000 over 100,000 blocks): getTokenTransfers requests')).toBe(false);
     expect(verdict(rows, 'API re-run: header calls')).toBe(true);
+    expect(verdict(rows, 'API latency-bound: header calls')).toBe(true);
+  });
+
+  it('checks the API use of the latency-bound run too: a header asked for twice fails it', () => {
+    const exporter = result();
+    if (!exporter.latency.ok) throw new Error('fixture');
+    exporter.latency.value.load.api = api({ headerCalls: 12_245, headerCallsExpected: 12_235, headerPosts: 13, headerPostsExpected: 13, headerBatchSize: 1000 });
+    const rows = targetRows({ exporter, pageSize: 1000, concurrency: 4 });
+    expect(verdict(rows, 'API latency-bound: header calls')).toBe(false);
+    expect(rows.find((r) => r.figure === 'API latency-bound: header POSTs')).toMatchObject({ target: '= 13 (calls ÷ 1000, up)', ok: true });
   });
 
   it('adds the CPU ratios, which have no target of their own, when every process was measured', () => {

@@ -91,6 +91,8 @@ export function targetRows(input: TargetInput): TargetRow[] {
     add(`${label}: share of R used over the run`, `${(100 * l.fill).toFixed(1)} %`);
     add(`${label}: rows / s end to end, with process start-up`, int(l.load.rowsPerSecond));
     if (l.readPhaseRowsPerSecond !== undefined) add(`${label}: rows / s while reading pages`, int(l.readPhaseRowsPerSecond));
+    apiRows(add, 'latency-bound', l.load, input);
+    if (!l.load.exact) add('latency-bound: warehouse holds exactly the chain', 'no', 'yes', false);
   } else failed('latency-bound', latency);
 
   if (growth.ok) {
