@@ -42,7 +42,7 @@ describe('the HTML report', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
     await target?.drop();
     await devnet?.close();
   });

@@ -28,7 +28,7 @@ describe('the job JSON Schema', () => {
     expect(schema.properties['pageSize']?.default).toBe(1000);
     expect(schema.properties['concurrency']?.default).toBe(4);
     expect(schema.properties['finality']?.default).toBe(64);
-    expect(Object.keys(schema.properties)).toEqual(['$schema', 'name', 'contracts', 'pageSize', 'concurrency', 'requestsPerSecond', 'finality', 'schedule']);
+    expect(Object.keys(schema.properties)).toEqual(['$schema', 'name', 'contracts', 'pageSize', 'concurrency', 'requestsPerSecond', 'headerBatchSize', 'finality', 'schedule']);
     for (const [key, field] of Object.entries(schema.properties)) expect(field.description, key).toBeTruthy();
     const contract = schema.properties['contracts']?.items;
     expect(contract?.additionalProperties).toBe(false);

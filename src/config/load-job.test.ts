@@ -61,6 +61,7 @@ describe('loadJobFile', () => {
       ],
       pageSize: 1000,
       concurrency: 4,
+      headerBatchSize: 100,
       finality: 64,
     });
     expect(job).not.toHaveProperty('$schema');
@@ -119,10 +120,11 @@ describe('loadJobFile', () => {
       ],
       pageSize: 1001,
       concurrency: '8',
+      headerBatchSize: 0,
       colour: 'blue',
     });
     const err = await configErrorOf(loadJobFile(path));
-    expect(err.message).toContain(`Invalid job file ${path} (9 problems):`);
+    expect(err.message).toContain(`Invalid job file ${path} (10 problems):`);
     expect(err.problems).toEqual([
       `${path}: name: expected a job name of 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit, got ""`,
       `${path}: contracts[0].address: expected a contract address: 0x and 40 hex digits, got "USDC"`,
@@ -132,7 +134,8 @@ describe('loadJobFile', () => {
       `${path}: contracts[2].address: ${USDT} is listed twice (also at contracts[1]); expected each contract once`,
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
-      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, finality, schedule`,
+      `${path}: headerBatchSize: expected an integer from 1 to 1000, got 0`,
+      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, schedule`,
     ]);
   });
 
@@ -198,6 +201,7 @@ describe('backfillJob', () => {
       ],
       pageSize: 500,
       concurrency: 4,
+      headerBatchSize: 100,
       finality: 64,
     });
     expect(Object.isFrozen(job.contracts[0])).toBe(true);
@@ -211,7 +215,7 @@ describe('backfillJob', () => {
   });
 
   it('reports every bad flag at once, by flag name', () => {
-    const err = configErrorOfSync(() => backfillJob({ contract: ['0xnope'], from: 'abc', to: '-3', pageSize: '0', concurrency: '65' }));
+    const err = configErrorOfSync(() => backfillJob({ contract: ['0xnope'], from: 'abc', to: '-3', pageSize: '0', concurrency: '65', headerBatchSize: '1001' }));
     expect(err.exitCode).toBe(2);
     expect(err.problems).toEqual([
       '--contract: expected a contract address (0x and 40 hex digits); repeat --contract for several, got "0xnope"',
@@ -219,6 +223,7 @@ describe('backfillJob', () => {
       '--to: expected a block number (integer ≥ 0), got "-3"',
       '--page-size: expected an integer from 1 to 1000, got "0"',
       '--concurrency: expected an integer from 1 to 64, got "65"',
+      '--header-batch-size: expected an integer from 1 to 1000, got "1001"',
     ]);
   });
 
