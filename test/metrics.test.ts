@@ -5,7 +5,7 @@ import { createRunMetrics } from '../src/metrics/run-metrics.ts';
 import { startMetricsServer, type MetricsServer } from '../src/metrics/metrics-server.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { PROJECT, startDevnet } from './helpers/devnet.ts';
-import { job, migratedWarehouse, runExport } from './helpers/exporter.ts';
+import { captureLogger, job, migratedWarehouse, runExport } from './helpers/exporter.ts';
 import { syntheticWorld } from './helpers/world.ts';
 
 const OPTIONS = { seed: 41, blocks: 600, tokens: 3, transfers: 4000, startBlock: 5_000_000 };
@@ -47,7 +47,8 @@ describe('Prometheus metrics', () => {
     const { dataset, devnet, target } = world;
     const toBlock = LAST - 100;
     const config = job('metrics', contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock })), { pageSize: 100, concurrency: 2 });
-    const first = await runExport(target.url, devnet.base, config, undefined, metrics);
+    const log = captureLogger();
+    const first = await runExport(target.url, devnet.base, config, log.logger, metrics);
     let stats = await devnet.stats();
     let text = await scrape();
     expect(value(text, 'erc20_etl_rows_total', { job: 'metrics', outcome: 'inserted' })).toBe(first.totals.rowsInserted);
@@ -58,8 +59,9 @@ describe('Prometheus metrics', () => {
     expect(value(text, 'erc20_etl_headers_stored_total', { job: 'metrics' })).toBe(first.totals.headersFetched);
     expect(value(text, 'erc20_etl_retries_total')).toBe(0);
     expect(value(text, 'erc20_etl_rate_limited_total')).toBe(0);
-    // 2 × concurrency chunks shared over 3 contracts
-    expect(value(text, 'erc20_etl_chunk_duration_seconds_count', { job: 'metrics' })).toBe(4);
+    // 2 × concurrency chunks shared over 3 contracts, and the chunks the last ones gave blocks to
+    const splits = log.text().split('\n').filter((line) => line.includes('"msg":"chunk split"')).length;
+    expect(value(text, 'erc20_etl_chunk_duration_seconds_count', { job: 'metrics' })).toBe(4 + splits);
     for (const contract of contracts()) {
       expect(value(text, 'erc20_etl_lag_blocks', { job: 'metrics', contract })).toBe(first.head - toBlock);
       expect(value(text, 'erc20_etl_rows_total', { contract })).toBe(dataset.transfers.filter((t) => t.contractAddress === contract && t.blockNumber <= toBlock).length);

@@ -7,7 +7,8 @@ import { ChainDataError } from './errors.ts';
 import { withRetry } from '../source/retry.ts';
 import { AlreadyLoadedError, endPageSession, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
 import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
-import { decideFresh, dropPageKey, setFresh, type ChunkState } from '../warehouse/ranges.ts';
+import { decideFresh, dropPageKey, setFresh, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
+import { splitPoint } from './split.ts';
 import { pageSpan, type SpanState } from './page-span.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
@@ -33,6 +34,20 @@ export interface ChunkTask {
   chunk: ChunkState;
   /** Aborted when another chunk of the run failed: stop after the current page. */
   signal?: AbortSignal;
+  /** Lets the run take the chunk's lower, unread blocks for another connection (see {@link ChunkSplitter}). */
+  split?: ChunkSplitter;
+}
+
+/**
+ * The run's side of splitting a running chunk: asked between pages whether a connection is idle, the
+ * chunk gives the lower half of the blocks it has not reached to a new chunk (when enough is left to be
+ * worth a request more) and hands it over.
+ */
+export interface ChunkSplitter {
+  /** A connection would be idle: give blocks away now, if worth it. */
+  wanted(): boolean;
+  /** The new chunk, recorded in the warehouse; or undefined when the chunk keeps its blocks. */
+  answer(part: ChunkState | undefined): void;
 }
 
 export interface ChunkEvents {
@@ -49,6 +64,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   const { chunk } = task;
   if (chunk.done) return;
   let pageKey = chunk.pageKey ?? undefined;
+  // the query the page key belongs to starts here; after a split the chunk's own blocks start higher
+  let queryFrom = chunk.queryFromBlock ?? chunk.fromBlock;
   // every block above `frontier` is committed whole; the previous page ended in block `span.edge`
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let spanState: SpanState = { edge: chunk.resumeToBlock ?? chunk.toBlock + 1, openKeys: chunk.openKeys };
@@ -63,7 +80,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
     const request = deps.transfers.fetchPage({
       contract: task.contract,
-      fromBlock: chunk.fromBlock,
+      fromBlock: queryFrom,
       toBlock: chunk.toBlock,
       pageSize: task.pageSize,
       ...(key !== undefined && { pageKey: key }),
@@ -75,6 +92,12 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   try {
     for (;;) {
       if (task.signal?.aborted) return;
+      if (task.split?.wanted()) {
+        const lastGiven = splitPoint(chunk, task.pageSize);
+        const part = lastGiven === undefined ? undefined : await splitChunk(deps.warehouse.db, chunk, lastGiven);
+        if (part) deps.logger.info({ msg: 'chunk split', job: task.job, contract: task.contract, chunk: chunk.id, kept: `${chunk.fromBlock}–${chunk.resumeToBlock}`, given: `${part.fromBlock}–${part.toBlock}`, to: part.id });
+        task.split.answer(part);
+      }
       let page: TransfersPage;
       try {
         page = await (prefetched ?? fetchPage(pageKey));
@@ -86,12 +109,17 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         chunk.toBlock = restartAt;
         chunk.pageKey = null;
         chunk.openKeys = [];
+        chunk.queryFromBlock = null;
+        queryFrom = chunk.fromBlock;
         pageKey = undefined;
         spanState = { edge: restartAt, openKeys: [] };
         continue;
       } finally {
         prefetched = undefined;
       }
+      // rows below the chunk's blocks (given to another chunk since its query started) end it: they are the other's
+      const below = chunk.fromBlock > queryFrom ? page.transfers.findIndex((t) => t.blockNumber < chunk.fromBlock) : -1;
+      if (below >= 0) page = { ...page, transfers: page.transfers.slice(0, below), count: below, nextPageKey: undefined };
       // a key the API gave before would page forever: this page is kept, then the chunk stops
       const repeated = page.nextPageKey !== undefined && keysSeen.has(page.nextPageKey);
       if (page.nextPageKey !== undefined && !repeated) prefetched = fetchPage(page.nextPageKey);
@@ -151,6 +179,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         },
       );
       chunk.pageKey = page.nextPageKey ?? null;
+      chunk.rows += page.transfers.length;
       chunk.resumeToBlock = resumeToBlock;
       chunk.done = done;
       chunk.openKeys = [...span.next.openKeys];

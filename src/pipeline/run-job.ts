@@ -1,4 +1,3 @@
-import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
@@ -20,6 +19,7 @@ import { resolveHead } from './head.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { readChunk, type PageSource } from './read-chunk.ts';
+import { runChunks } from './chunk-scheduler.ts';
 import { onCommittedPage } from './page-events.ts';
 
 export interface RunDeps {
@@ -203,7 +203,6 @@ async function readRanges(
   lock: JobLock,
   headers: HeaderQueue,
 ) {
-  const limit = pLimit(job.concurrency);
   // the first chunk that fails stops the others after their current page; so does losing the job's lock
   const stop = new AbortController();
   lock.onLost((err) => stop.abort(err));
@@ -217,27 +216,24 @@ async function readRanges(
     );
     if (already) deps.progress.advance(range.contract, already, 0);
   }
-  const tasks = ranges.flatMap((range) =>
-    range.chunks
-      .filter((chunk) => !chunk.done)
-      .map((chunk) =>
-        limit(async () => {
-          const started = deps.clock.now();
-          await readChunk(
-            deps,
-            { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal },
-            { onPage: onCommittedPage(deps, { job: job.name, runId, contract: range.contract, totals, headers, tokensSaved }) },
-          ).catch((err: unknown) => {
-            stop.abort(err);
-            throw err;
-          });
-          if (chunk.done) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
-        }),
-      ),
+  const items = ranges.flatMap((range) => range.chunks.filter((chunk) => !chunk.done).map((chunk) => ({ range, chunk })));
+  await runChunks(
+    items,
+    { concurrency: job.concurrency, pageSize: job.pageSize, maxSplits: job.concurrency, signal: stop.signal },
+    async ({ range, chunk }, split) => {
+      const started = deps.clock.now();
+      await readChunk(
+        deps,
+        { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
+        { onPage: onCommittedPage(deps, { job: job.name, runId, contract: range.contract, totals, headers, tokensSaved }) },
+      ).catch((err: unknown) => {
+        stop.abort(err);
+        throw err;
+      });
+      if (chunk.done) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
+    },
+    ({ range, chunk }) => range.chunks.push(chunk),
   );
-  const results = await Promise.allSettled(tasks);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
   if (stop.signal.aborted) throw stop.signal.reason;
 }
 

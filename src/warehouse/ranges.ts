@@ -15,6 +15,11 @@ export interface ChunkState {
   fresh: boolean | null;
   /** Keys of the rows committed so far in block `resumeToBlock`, which the next page may go on with. */
   openKeys: TransferKey[];
+  /**
+   * The first block of the query `pageKey` belongs to, when the chunk gave its lower blocks to another chunk
+   * after that query started (rows below `fromBlock` are then dropped); null: `fromBlock`.
+   */
+  queryFromBlock: number | null;
 }
 
 export interface RangeState {
@@ -93,6 +98,7 @@ interface ChunkRow {
   fresh: boolean | null;
   open_hashes: string[];
   open_log_indexes: number[];
+  query_from_block: string | null;
 }
 
 function toChunk(c: ChunkRow): ChunkState {
@@ -107,6 +113,7 @@ function toChunk(c: ChunkRow): ChunkState {
     rows: Number(c.rows),
     fresh: c.fresh,
     openKeys: c.open_hashes.map((transactionHash, i) => ({ transactionHash, logIndex: c.open_log_indexes[i]! })),
+    queryFromBlock: c.query_from_block === null ? null : Number(c.query_from_block),
   };
 }
 
@@ -155,9 +162,41 @@ export async function insertRange(trx: Transaction<Database>, input: NewRange): 
 export async function dropPageKey(db: Kysely<Database>, chunk: Pick<ChunkState, 'id'>, toBlock: number): Promise<void> {
   await db
     .updateTable('export_chunks')
-    .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, open_hashes: [], open_log_indexes: [], updated_at: sql`now()` })
+    .set({ page_key: null, to_block: toBlock, resume_to_block: toBlock, open_hashes: [], open_log_indexes: [], query_from_block: null, updated_at: sql`now()` })
     .where('id', '=', chunk.id)
     .execute();
+}
+
+/**
+ * Gives a running chunk's blocks `chunk.fromBlock … lastGiven` (below everything it has committed) to a new
+ * chunk of the range, in one transaction: the chunk now starts at `lastGiven + 1`, and keeps the first block
+ * of its query for its page key. The new chunk starts from nothing, and COPYs straight in when the chunk
+ * did. Updates `chunk`; resolves to the new chunk, or undefined when the chunk is done meanwhile.
+ */
+export async function splitChunk(db: Kysely<Database>, chunk: ChunkState, lastGiven: number): Promise<ChunkState | undefined> {
+  if (lastGiven < chunk.fromBlock || lastGiven >= (chunk.resumeToBlock ?? chunk.toBlock + 1) - 1) {
+    throw new RangeError(`cannot give away blocks ${chunk.fromBlock}–${lastGiven} of chunk ${chunk.id}: it has committed block ${chunk.resumeToBlock}`);
+  }
+  const queryFrom = chunk.queryFromBlock ?? chunk.fromBlock;
+  const part = await db.transaction().execute(async (trx) => {
+    const kept = await trx
+      .updateTable('export_chunks')
+      .set({ from_block: lastGiven + 1, query_from_block: queryFrom, updated_at: sql`now()` })
+      .where('id', '=', chunk.id)
+      .where('done', '=', false)
+      .returning('id')
+      .executeTakeFirst();
+    if (!kept) return undefined;
+    return trx
+      .insertInto('export_chunks')
+      .values({ range_id: chunk.rangeId, from_block: chunk.fromBlock, to_block: lastGiven, fresh: chunk.fresh })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+  if (!part) return undefined;
+  chunk.queryFromBlock = queryFrom;
+  chunk.fromBlock = lastGiven + 1;
+  return toChunk(part);
 }
 
 /**

@@ -116,6 +116,8 @@ export interface ExportChunksTable {
   /** Keys of the rows committed so far in the chunk's lowest committed block, which its next page may go on with. */
   open_hashes: ColumnType<string[], string[] | undefined, string[]>;
   open_log_indexes: ColumnType<number[], number[] | undefined, number[]>;
+  /** The first block of the query its page key belongs to, when it gave its lower blocks away (migration 0006). */
+  query_from_block: ColumnType<string | null, string | number | bigint | null | undefined, string | number | bigint | null>;
   updated_at: Generated<Date>;
 }
 
