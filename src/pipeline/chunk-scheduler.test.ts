@@ -14,9 +14,10 @@ function chunk(id: string, fromBlock: number, toBlock: number): ChunkState {
  * A pretend reader: one page of PAGE rows per 10 blocks, downward, one page per tick; between pages it
  * answers the splitter as readChunk does (the lower half of what it has not reached), with a made-up id.
  */
-function reader(log: string[], ids = { next: 100 }) {
+function reader(log: string[], ids = { next: 100 }, firstPageMs: Record<string, number> = {}) {
   return async ({ chunk: c }: ScheduledChunk<string>, split: ChunkSplitter) => {
     log.push(`start ${c.id}`);
+    await new Promise((resolve) => setTimeout(resolve, firstPageMs[c.id] ?? 0));
     for (;;) {
       if (split.wanted()) {
         const lastGiven = splitPoint(c, PAGE);
@@ -55,6 +56,15 @@ describe('runChunks', () => {
     expect(parts).toEqual(['100']);
     expect(log.filter((l) => l.startsWith('split'))).toHaveLength(1);
     expect(log.filter((l) => l.startsWith('done'))).toHaveLength(3);
+  });
+
+  it('asks a chunk that had read nothing when a connection became idle, once it has read a page', async () => {
+    const log: string[] = [];
+    const items = [chunk('1', 0, 999), chunk('2', 1000, 1009)].map((c) => ({ range: 'r', chunk: c }));
+    // chunk 2 ends before chunk 1 has a page, so nothing tells how much chunk 1 holds yet
+    await runChunks(items, { concurrency: 2, pageSize: PAGE, maxSplits: 1, signal: new AbortController().signal }, reader(log, undefined, { '1': 30 }), () => undefined);
+    expect(log.indexOf('done 2')).toBeLessThan(log.findIndex((l) => l.startsWith('split')));
+    expect(log.filter((l) => l.startsWith('split'))).toEqual([expect.stringMatching(/^split 1: 100 takes 0–/)]);
   });
 
   it('splits at most maxSplits times, never a chunk with too little left, and covers every block once', async () => {

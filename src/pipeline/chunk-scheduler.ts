@@ -69,7 +69,11 @@ export async function runChunks<R>(
       asked--;
     };
     const splitter: ChunkSplitter = {
-      wanted: () => state.asked && !schedule.signal.aborted,
+      wanted: () => {
+        // asked between pages: a chunk with no estimate when a connection became idle may have one now
+        if (!state.asked && !queue.length && !schedule.signal.aborted) askForSplits();
+        return state.asked && !schedule.signal.aborted;
+      },
       answer: (part) => {
         settle();
         if (part) {
