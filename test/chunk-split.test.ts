@@ -5,6 +5,7 @@ import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import type { Warehouse } from '../src/warehouse/db.ts';
 import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
 
 // one contract whose lowest 500 blocks hold most of its transfers: planned in 2 × 2 chunks of 500 blocks,
@@ -62,45 +63,77 @@ describe('a run whose last chunk holds most of the rows', () => {
     }
   });
 
+  /** A backfill of the whole range, killed two pages after its first split; resolves to how to run it again. */
+  async function killedAfterSplit(target: { url: string; warehouse: Warehouse }) {
+    const args = [BIN, 'backfill', '--contract', contract(), '--from', String(START), '--to', String(START + BLOCKS - 1)];
+    args.push('--page-size', String(PAGE_SIZE), '--concurrency', String(CONCURRENCY));
+    const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+    const child = spawn(process.execPath, args, { cwd: REPO_DIR, env });
+    const result = collect(child, 120_000);
+    let split = false;
+    child.stderr.on('data', (d: Buffer) => (split ||= d.toString().includes('"msg":"chunk split"')));
+    const pages = async () => Number((await target.warehouse.pool.query<{ n: string }>('SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')).rows[0]!.n);
+    await waitFor(async () => split, { what: 'a chunk split', timeoutMs: 60_000 });
+    const atSplit = await pages();
+    await waitFor(async () => (await pages()) >= atSplit + 2, { what: 'two pages after the split', timeoutMs: 60_000 });
+    child.kill('SIGKILL');
+    expect((await result).signal).toBe('SIGKILL');
+
+    // the chunk that gave blocks away keeps its query's first block beside its own, and its page key
+    const chunks = await target.warehouse.db.selectFrom('export_chunks').selectAll().orderBy('id').execute();
+    const kept = chunks.find((c) => c.query_from_block !== null);
+    expect(kept).toMatchObject({ done: false, page_key: expect.any(String) });
+    expect(Number(kept!.from_block)).toBeGreaterThan(Number(kept!.query_from_block));
+    const given = chunks.find((c) => Number(c.to_block) === Number(kept!.from_block) - 1);
+    expect(given, 'the new chunk ends where the split one now starts').toBeDefined();
+    const committed = (await warehouseTransfers(target.warehouse)).length;
+    expect(committed).toBeLessThan(chain.transfers.length);
+    return {
+      committed,
+      again: (api: string) => collect(spawn(process.execPath, args, { cwd: REPO_DIR, env: { ...env, CHAIN_API_URL: api } }), 120_000),
+    };
+  }
+
+  const lastRun = async (target: { warehouse: Warehouse }) => {
+    const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().orderBy('id').execute();
+    const last = runs.at(-1)!;
+    return { status: last.status, counts: [Number(last.rows_inserted), Number(last.rows_updated), Number(last.rows_unchanged)] };
+  };
+
   it('resumes a split chunk after a kill with its page key, reading no page twice', async () => {
     const target = await migratedWarehouse('chunk_split_kill');
     try {
-      const args = [BIN, 'backfill', '--contract', contract(), '--from', String(START), '--to', String(START + BLOCKS - 1)];
-      args.push('--page-size', String(PAGE_SIZE), '--concurrency', String(CONCURRENCY));
-      const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
-      const child = spawn(process.execPath, args, { cwd: REPO_DIR, env });
-      const result = collect(child, 120_000);
-      let split = false;
-      child.stderr.on('data', (d: Buffer) => (split ||= d.toString().includes('"msg":"chunk split"')));
-      const pages = async () => Number((await target.warehouse.pool.query<{ n: string }>('SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')).rows[0]!.n);
-      await waitFor(async () => split, { what: 'a chunk split', timeoutMs: 60_000 });
-      const atSplit = await pages();
-      await waitFor(async () => (await pages()) >= atSplit + 2, { what: 'two pages after the split', timeoutMs: 60_000 });
-      child.kill('SIGKILL');
-      expect((await result).signal).toBe('SIGKILL');
-
-      // the chunk that gave blocks away keeps its query's first block beside its own, and its page key
-      const chunks = await target.warehouse.db.selectFrom('export_chunks').selectAll().orderBy('id').execute();
-      const kept = chunks.find((c) => c.query_from_block !== null);
-      expect(kept).toMatchObject({ done: false, page_key: expect.any(String) });
-      expect(Number(kept!.from_block)).toBeGreaterThan(Number(kept!.query_from_block));
-      const given = chunks.find((c) => Number(c.to_block) === Number(kept!.from_block) - 1);
-      expect(given, 'the new chunk ends where the split one now starts').toBeDefined();
-      const committed = (await warehouseTransfers(target.warehouse)).length;
-      expect(committed).toBeLessThan(chain.transfers.length);
-
-      const again = spawn(process.execPath, args, { cwd: REPO_DIR, env });
-      const finished = await collect(again, 120_000);
+      const killed = await killedAfterSplit(target);
+      const finished = await killed.again(devnet.base);
       expect(finished.code, finished.stderr).toBe(0);
       expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(chain));
-      const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().orderBy('id').execute();
-      const last = runs.at(-1)!;
-      expect(last.status).toBe('succeeded');
       // only what the killed run had not committed was loaded: no page was read twice, no page key refused
-      expect([Number(last.rows_inserted), Number(last.rows_updated), Number(last.rows_unchanged)]).toEqual([chain.transfers.length - committed, 0, 0]);
+      expect(await lastRun(target)).toEqual({ status: 'succeeded', counts: [chain.transfers.length - killed.committed, 0, 0] });
       expect(finished.stderr).not.toContain('page key refused');
     } finally {
       await target.drop();
+    }
+  });
+
+  it('resumes a split chunk whose page key has expired from its lowest committed block, exactly', async () => {
+    const target = await migratedWarehouse('chunk_split_expired');
+    // the same chain, served by a server whose page keys live one second
+    const strict = await startDevnet(chain, { faults: { latencyMs: [2, 6] }, pageKeyTtlSeconds: 1 });
+    try {
+      const killed = await killedAfterSplit(target);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const finished = await killed.again(strict.base);
+      expect(finished.code, finished.stderr).toBe(0);
+      expect(finished.stderr).toContain('page key refused');
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(chain));
+      // the re-read lowest blocks are unchanged rows; nothing is inserted twice or updated
+      const { status, counts } = await lastRun(target);
+      expect(status).toBe('succeeded');
+      expect(counts[0]).toBe(chain.transfers.length - killed.committed);
+      expect(counts[1]).toBe(0);
+    } finally {
+      await target.drop();
+      await strict.close();
     }
   });
 });
