@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDataset } from '../src/dataset/read.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { HeaderJson } from '../src/eth/header-fields.ts';
 import { insertHeaders } from '../src/warehouse/headers.ts';
 import { FIXTURE_DIR } from './helpers/fixtures.ts';
@@ -34,6 +35,21 @@ describe('storing block headers', () => {
       expect(row.base_fee_per_gas).toBe(h.baseFeePerGas === null ? null : BigInt(h.baseFeePerGas).toString());
       expect(row.withdrawals_root).toBe(h.withdrawalsRoot);
       expect(row.logs_bloom).toBe(h.logsBloom);
+    }
+  });
+
+  it('stores the same headers from two writers at once in opposite orders without a deadlock', async () => {
+    // two runs over the same blocks each insert a batch; every writer inserts in hash order, so neither waits
+    // on a row of the other while holding one the other waits on
+    const many = generateSyntheticDataset({ seed: 41, blocks: 2000, tokens: 1, transfers: 10, startBlock: 9_000_000 }).headers;
+    const batch = many.map((header) => ({ header, extra: null, hashVerified: true }));
+    for (let round = 0; round < 3; round++) {
+      const stored = await Promise.all([
+        insertHeaders(target.warehouse.db, batch, '1'),
+        insertHeaders(target.warehouse.db, [...batch].reverse(), '2'),
+      ]);
+      expect(stored[0] + stored[1]).toBe(many.length);
+      await target.warehouse.db.deleteFrom('block_headers').where('number', '>=', '9000000').execute();
     }
   });
 });

@@ -78,6 +78,7 @@ export async function insertHeaders(
       ${column((x) => x.header.blockAccessListHash)}::text[], ${column((x) => x.hashVerified)}::boolean[],
       ${column((x) => (x.extra ? JSON.stringify(x.extra) : null))}::jsonb[]
     ) AS u
+    ORDER BY 1 -- by hash: one lock order for every writer, so two runs storing the same headers cannot deadlock
     ON CONFLICT (hash) DO NOTHING`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
