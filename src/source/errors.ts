@@ -247,11 +247,11 @@ export class ResponseTooLargeError extends FatalError {
 }
 
 /**
- * The JSON-RPC endpoint refuses batches of this many calls as a whole (error -32600: Erigon's
- * `--rpc.batch.limit` is 100 by default, geth's batch request limit 1000). The same batch fails however
- * often it is sent: the job's `headerBatchSize` must come down.
+ * The JSON-RPC endpoint refuses batches of this many calls as a whole (Erigon's `--rpc.batch.limit` is 100
+ * by default, geth's batch request limit 1000). The same batch fails however often it is sent: the job's
+ * `headerBatchSize` must come down.
  *
- * @example new BatchRefusedError(200, '-32600 "batch limit 100 exceeded"')
+ * @example new BatchRefusedError(200, '-32000 "batch limit 100 exceeded (can increase by --rpc.batch.limit). Requested batch of size: 200"')
  */
 export class BatchRefusedError extends FatalError {
   constructor(

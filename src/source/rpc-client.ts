@@ -80,7 +80,7 @@ export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcCl
         try {
           answer = await http.postJson(calls);
         } catch (err) {
-          if (calls.length > 1 && err instanceof HttpStatusError && err.apiCode === RPC_CODES.invalidRequest) {
+          if (calls.length > 1 && err instanceof HttpStatusError && refusesBatch(err.apiCode, err.apiMessage)) {
             throw new BatchRefusedError(calls.length, `HTTP ${err.status}, ${show(err.apiCode)} ${show(err.apiMessage)}`);
           }
           throw err;
@@ -95,14 +95,21 @@ export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcCl
 }
 
 /**
- * A batch refused as a whole, answered 200: one error -32600 in place of the answers, alone (Erigon) or as a
- * batch of one (geth). Well-formed calls get -32600 for nothing else. Undefined for any other answer.
+ * A batch refused as a whole, answered 200: one error in place of the answers, alone or as a batch of one.
+ * geth answers -32600 "batch too large"; Erigon -32000 "batch limit 100 exceeded (can increase by
+ * --rpc.batch.limit) …", the code it also uses for an unknown block, so its message decides. Well-formed
+ * calls get -32600 for nothing else. Undefined for any other answer.
  */
 function batchRefusal(answer: unknown): string | undefined {
   const single = Array.isArray(answer) && answer.length === 1 ? (answer[0] as unknown) : answer;
   const error = (single as RpcAnswer | null)?.error;
-  if (!error || typeof error !== 'object' || error.code !== RPC_CODES.invalidRequest) return undefined;
+  if (!error || typeof error !== 'object' || !refusesBatch(error.code, error.message)) return undefined;
   return `${show(error.code)} ${show(error.message)}`;
+}
+
+/** An error that refuses a batch of well-formed calls: -32600, or a message about the batch's size. */
+function refusesBatch(code: unknown, message: unknown): boolean {
+  return code === RPC_CODES.invalidRequest || (typeof message === 'string' && /\bbatch\b.*\b(limit|too large|size)\b/i.test(message));
 }
 
 /** Pairs each hash with its answer by id; throws one BadResponseError listing every problem. */
