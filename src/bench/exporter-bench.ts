@@ -82,7 +82,7 @@ export interface LatencyResult extends SingleLoadResult {
   requests: number;
   /** Rows over the run's own span (run row written → closed): process start-up is not the rate limit's. */
   runRowsPerSecond: number;
-  /** rows ÷ requests ÷ rateLimit ÷ run span: the share of the rate limit the run used. */
+  /** requests ÷ (rateLimit × run span): the share of the rate limit the run used. */
   fill: number;
   /** Rows over the page-reading phase alone. */
   readPhaseRowsPerSecond?: number;
@@ -158,8 +158,8 @@ export async function benchExporter(o: ExporterBenchOptions): Promise<ExporterBe
     }
   };
   const backfill = (s: Scenario) => backfillArgs(s.devnet, s.chain.blocks, o);
-  const load = (s: Scenario, args: string[], expect: { rows: number; newBlocks: number }) =>
-    measureLoad({ ...s, postgres: o.postgres, pageSize: o.pageSize, concurrency: o.concurrency, timeoutMs: o.runTimeoutMs, note: o.note }, args, expect);
+  const load = (s: Scenario, args: string[], expect: { rows: number; newBlocks: number }, job: { headerBatchSize?: number } = {}) =>
+    measureLoad({ ...s, postgres: o.postgres, pageSize: o.pageSize, concurrency: o.concurrency, ...job, timeoutMs: o.runTimeoutMs, note: o.note }, args, expect);
 
   let baseline: Outcome<ProcessBaseline>;
   try {
@@ -221,11 +221,7 @@ export async function benchExporter(o: ExporterBenchOptions): Promise<ExporterBe
     };
     await writeFile(file, JSON.stringify(job, null, 2));
     o.note(`latency: erc20-etl run (requestsPerSecond ${L.rateLimit}, headerBatchSize ${L.headerBatchSize}, server latency ${L.latencyMs} ms, rate limit ${L.rateLimit}/s)`);
-    const loaded = await measureLoad(
-      { ...s, postgres: o.postgres, pageSize: o.pageSize, concurrency: o.concurrency, headerBatchSize: L.headerBatchSize, timeoutMs: o.runTimeoutMs, note: o.note },
-      ['run', file],
-      { rows: s.chain.transfers, newBlocks: s.chain.distinctBlocks },
-    );
+    const loaded = await load(s, ['run', file], { rows: s.chain.transfers, newBlocks: s.chain.distinctBlocks }, { headerBatchSize: L.headerBatchSize });
     const read = loaded.phases.find((p) => p.name.includes('read pages'));
     const requests = loaded.api.transferRequests + loaded.api.rpcPosts;
     const runSeconds = loaded.runSeconds ?? loaded.wallSeconds;
