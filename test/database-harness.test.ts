@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,14 +7,16 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ConfigError } from '../src/common/errors.ts';
-import { ensureTraversableParents, startEmbeddedPostgres } from '../src/warehouse/embedded-postgres.ts';
-import { freePort } from '../src/warehouse/free-port.ts';
+import { ensureTraversableParents, startEmbeddedPostgres } from '../src/local-postgres/embedded-postgres.ts';
+import { freePort } from '../src/local-postgres/free-port.ts';
+import { localStateDir } from '../src/local-postgres/state-dir.ts';
+import { embeddedTestRoot } from './helpers/embedded-root.ts';
 import { databaseName, databaseUrl, freshDatabase, useFreshDatabase } from './helpers/database.ts';
 
 const PROJECT_DIR = fileURLToPath(new URL('..', import.meta.url));
-/** Under .data/test-pg and named after this process, so a killed run's leftovers are removed by a later run's global setup. */
+/** In the tests' embedded folder and named after this process, so a killed run's leftovers are removed by a later run's global setup. */
 const scratchDir = async (purpose: string) => {
-  const root = path.join(PROJECT_DIR, '.data', 'test-pg');
+  const { root } = await embeddedTestRoot();
   await mkdir(root, { recursive: true });
   return mkdtemp(path.join(root, `run-${process.pid}-${purpose}-`));
 };
@@ -135,8 +137,10 @@ describe('freePort', () => {
 
 describe('startEmbeddedPostgres', () => {
   let workDir = '';
+  let stateDir = '';
   beforeAll(async () => {
     workDir = await scratchDir('embedded');
+    stateDir = (await embeddedTestRoot()).stateDir;
   });
   afterAll(async () => {
     if (workDir) await rm(workDir, { recursive: true, force: true });
@@ -144,7 +148,7 @@ describe('startEmbeddedPostgres', () => {
 
   it('starts on a free port, frees it on stop, and a second start on the same folder keeps the data', async () => {
     const dataDir = path.join(workDir, 'reuse');
-    const first = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR });
+    const first = await startEmbeddedPostgres({ dataDir, stateDir });
     expect(first.url).toBe(`postgres://postgres:postgres@127.0.0.1:${first.port}/postgres`);
     await query(first.url, 'create table kept (note text)');
     await query(first.url, "insert into kept values ('written before the restart')");
@@ -153,7 +157,7 @@ describe('startEmbeddedPostgres', () => {
     await first.stop(); // a second stop is harmless
     expect(await canListenOn(first.port)).toBe(true);
 
-    const second = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR, user: 'postgres', password: 'postgres' });
+    const second = await startEmbeddedPostgres({ dataDir, stateDir, user: 'postgres', password: 'postgres' });
     try {
       expect(await query(second.url, 'select note from kept')).toEqual([{ note: 'written before the restart' }]);
       expect((await stat(path.join(dataDir, 'PG_VERSION'))).mtimeMs).toBe(initialisedAt);
@@ -164,17 +168,17 @@ describe('startEmbeddedPostgres', () => {
 
   it('uses the user and password it is given, and refuses other credentials on the same folder later', async () => {
     const dataDir = path.join(workDir, 'credentials');
-    const server = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR, user: 'etl', password: 'p@ss word' });
+    const server = await startEmbeddedPostgres({ dataDir, stateDir, user: 'etl', password: 'p@ss word' });
     expect(server.url).toBe(`postgres://etl:p%40ss%20word@127.0.0.1:${server.port}/postgres`);
     const [row] = await query<{ user: string }>(server.url, 'select current_user as user');
     expect(row).toEqual({ user: 'etl' });
     await server.stop();
-    await expect(startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR, user: 'etl', password: 'other' })).rejects.toBeInstanceOf(ConfigError);
+    await expect(startEmbeddedPostgres({ dataDir, stateDir, user: 'etl', password: 'other' })).rejects.toBeInstanceOf(ConfigError);
   });
 
   it('starts again after its server was killed and left a stale postmaster.pid, with the committed data', async () => {
     const dataDir = path.join(workDir, 'killed');
-    const first = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR });
+    const first = await startEmbeddedPostgres({ dataDir, stateDir });
     await query(first.url, 'create table survived (n int)');
     await query(first.url, 'insert into survived values (42)');
     const pid = await postmasterPid(dataDir);
@@ -183,7 +187,7 @@ describe('startEmbeddedPostgres', () => {
     await first.stop(); // must not wait for an exit that already happened
     expect(await postmasterPid(dataDir)).toBe(pid); // stale: names a dead process
 
-    const second = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR });
+    const second = await startEmbeddedPostgres({ dataDir, stateDir });
     try {
       expect(await postmasterPid(dataDir)).not.toBe(pid);
       expect(await query(second.url, 'select n from survived')).toEqual([{ n: 42 }]);
@@ -194,10 +198,10 @@ describe('startEmbeddedPostgres', () => {
 
   it('refuses to start a second server on a folder whose server is running', async () => {
     const dataDir = path.join(workDir, 'busy');
-    const running = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR });
+    const running = await startEmbeddedPostgres({ dataDir, stateDir });
     try {
       const pid = await postmasterPid(dataDir);
-      const second = startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR });
+      const second = startEmbeddedPostgres({ dataDir, stateDir });
       await expect(second).rejects.toBeInstanceOf(ConfigError);
       await expect(second).rejects.toThrow(`pid ${pid}`);
       expect(await query(running.url, 'select 1 as ok')).toEqual([{ ok: 1 }]);
@@ -210,15 +214,15 @@ describe('startEmbeddedPostgres', () => {
     const dataDir = path.join(workDir, 'not-a-cluster');
     await mkdir(dataDir, { recursive: true });
     await writeFile(path.join(dataDir, 'notes.txt'), 'not a database\n');
-    await expect(startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR })).rejects.toThrow(/holds no PostgreSQL cluster/);
+    await expect(startEmbeddedPostgres({ dataDir, stateDir })).rejects.toThrow(/holds no PostgreSQL cluster/);
   });
 
   it('stops its server when the process that started it is killed', async () => {
     const dataDir = path.join(workDir, 'orphan');
-    const moduleUrl = new URL('../src/warehouse/embedded-postgres.ts', import.meta.url).href;
+    const moduleUrl = new URL('../src/local-postgres/embedded-postgres.ts', import.meta.url).href;
     const script = [
       `const { startEmbeddedPostgres } = await import(${JSON.stringify(moduleUrl)});`,
-      `const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, projectDir: ${JSON.stringify(PROJECT_DIR)} });`,
+      `const server = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, stateDir: ${JSON.stringify(stateDir)} });`,
       'console.log(JSON.stringify({ port: server.port }));',
       'setInterval(() => {}, 1000);',
     ].join('\n');
@@ -253,31 +257,80 @@ describe('startEmbeddedPostgres', () => {
 describe('ensureTraversableParents', () => {
   let outsideDir = '';
   let insideDir = '';
+  let stateDir = '';
   beforeAll(async () => {
     outsideDir = await mkdtemp(path.join(tmpdir(), 'erc20-etl-traverse-'));
     insideDir = await scratchDir('traverse');
+    stateDir = (await embeddedTestRoot()).stateDir;
   });
   afterAll(async () => {
     await rm(outsideDir, { recursive: true, force: true });
     await rm(insideDir, { recursive: true, force: true });
   });
 
-  it('opens closed folders inside the project folder (0755)', async () => {
+  it('opens closed folders inside the state folder (0755)', async () => {
     const closed = path.join(insideDir, 'closed');
     await mkdir(path.join(closed, 'deeper'), { recursive: true });
     await chmod(closed, 0o700);
-    await ensureTraversableParents({ path: path.join(closed, 'deeper', 'pg'), projectDir: PROJECT_DIR });
+    await ensureTraversableParents({ path: path.join(closed, 'deeper', 'pg'), openableDir: stateDir });
     expect((await stat(closed)).mode & 0o777).toBe(0o755);
   });
 
-  it('refuses closed folders outside the project folder, naming them and changing nothing', async () => {
+  it('refuses closed folders outside the state folder, naming them and changing nothing', async () => {
     const closed = path.join(outsideDir, 'closed');
     await mkdir(closed, { recursive: true });
     await chmod(closed, 0o700);
-    const attempt = ensureTraversableParents({ path: path.join(closed, 'pg'), projectDir: PROJECT_DIR });
+    const attempt = ensureTraversableParents({ path: path.join(closed, 'pg'), openableDir: stateDir });
     await expect(attempt).rejects.toBeInstanceOf(ConfigError);
     await expect(attempt).rejects.toThrow(closed);
     await expect(attempt).rejects.toThrow('chmod o+x');
     expect((await stat(closed)).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe('a project anywhere, run by anyone', () => {
+  let closedDir = '';
+  let projectStateDir = '';
+  afterAll(async () => {
+    if (projectStateDir) await rm(projectStateDir, { recursive: true, force: true });
+    if (closedDir) await rm(closedDir, { recursive: true, force: true });
+  });
+
+  it('runs the server as an unprivileged user for a project inside a folder only its owner may enter, path with a space', async () => {
+    // what `mktemp -d` makes: mode 0700, so nobody but its owner can enter the project inside it
+    closedDir = await mkdtemp(path.join(tmpdir(), 'erc20-etl-closed-'));
+    expect((await stat(closedDir)).mode & 0o777).toBe(0o700);
+    const projectDir = path.join(closedDir, 'my project');
+    await mkdir(projectDir);
+    projectStateDir = await localStateDir(projectDir);
+    const dataDir = path.join(projectStateDir, 'demo-pg');
+    const asRoot = process.getuid?.() === 0;
+
+    const server = await startEmbeddedPostgres({ dataDir, stateDir: projectStateDir });
+    try {
+      expect(await query(server.url, 'select 1 as ok')).toEqual([{ ok: 1 }]);
+      const status = await readFile(`/proc/${server.pid}/status`, 'utf8');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+      const exe = await readlink(`/proc/${server.pid}/exe`);
+      if (asRoot) {
+        // PostgreSQL may not run as root: it runs as another user, from a copy of the binaries it can reach
+        expect(uid).not.toBe(0);
+        expect(path.relative(closedDir, projectStateDir).startsWith('..')).toBe(true);
+        expect(exe.startsWith(projectStateDir + path.sep)).toBe(true);
+        expect((await stat(closedDir)).mode & 0o777).toBe(0o700); // nothing outside the project was opened
+      } else {
+        expect(uid).toBe(process.getuid?.());
+        expect(projectStateDir).toBe(path.join(projectDir, '.data'));
+      }
+    } finally {
+      await server.stop();
+    }
+    // started again, it finds its cluster and data
+    const again = await startEmbeddedPostgres({ dataDir, stateDir: projectStateDir });
+    try {
+      expect(await query(again.url, 'select 1 as ok')).toEqual([{ ok: 1 }]);
+    } finally {
+      await again.stop();
+    }
   });
 });

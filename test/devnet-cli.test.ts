@@ -54,6 +54,19 @@ describe('erc20-etl devnet', () => {
     expect(a[0]!.equals(c[0]!)).toBe(false);
   });
 
+  it('dumps realistic amounts with --amounts realistic: the same chain, other values', async () => {
+    const flags = ['--blocks', '300', '--transfers', '2000', '--tokens', '5', '--seed', '3'];
+    const result = await runCli(['devnet', 'dump', '--out', join(tmp, 'realistic'), '--amounts', 'realistic', ...flags]);
+    expect(result.code, result.stderr).toBe(0);
+    const [edge, realistic] = [read(join(tmp, 'a')), read(join(tmp, 'realistic'))];
+    expect(realistic[0]!.equals(edge[0]!), 'headers.jsonl').toBe(true);
+    expect(realistic[2]!.equals(edge[2]!), 'tokens.jsonl').toBe(true);
+    const values = (bytes: Buffer) => bytes.toString('utf8').trim().split('\n').map((line) => (JSON.parse(line) as { value: string }).value);
+    expect(values(realistic[1]!)).toHaveLength(2000);
+    expect(values(realistic[1]!).filter((v) => v.length > 30)).toEqual([]);
+    expect(values(edge[1]!).filter((v) => v.length > 30).length).toBeGreaterThan(0);
+  });
+
   it('serves a dumped dataset, and /__truth gives back the same bytes', async () => {
     const dir = join(tmp, 'a');
     const devnet = await spawnDevnet(['--dataset', dir]);

@@ -7,7 +7,8 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { ConfigError } from '../src/common/errors.ts';
 import { createLogger, type Logger } from '../src/common/logger.ts';
-import { startEmbeddedPostgres } from '../src/warehouse/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../src/local-postgres/embedded-postgres.ts';
+import { embeddedTestRoot } from './helpers/embedded-root.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,11 +18,6 @@ declare module 'vitest' {
 }
 
 const PROJECT_DIR = fileURLToPath(new URL('..', import.meta.url));
-/**
- * Folders here are named `run-<pid>-…` after the process that made them (this run's server, scratch clusters of
- * tests) and removed by it; those whose process is gone (a killed run) are removed at the next start.
- */
-const EMBEDDED_ROOT = path.join(PROJECT_DIR, '.data', 'test-pg');
 const CONTAINER_IMAGE = 'postgres:16-alpine';
 const RUNTIME_PROBE_MS = 5_000;
 
@@ -110,12 +106,13 @@ async function startContainer(): Promise<TestServer> {
 }
 
 async function startEmbedded(logger: Logger): Promise<TestServer> {
-  await mkdir(EMBEDDED_ROOT, { recursive: true });
-  await removeFoldersOfDeadRuns(EMBEDDED_ROOT);
-  const dataDir = path.join(EMBEDDED_ROOT, `run-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const { stateDir, root } = await embeddedTestRoot();
+  await mkdir(root, { recursive: true });
+  await removeFoldersOfDeadRuns(root);
+  const dataDir = path.join(root, `run-${process.pid}-${randomBytes(4).toString('hex')}`);
   const server = await startEmbeddedPostgres({
     dataDir,
-    projectDir: PROJECT_DIR,
+    stateDir,
     // its own events are not worth a line per run; LOG_LEVEL=debug shows them and the server's output
     logger: logger.child({}, { level: process.env.LOG_LEVEL ?? 'warn' }),
     // a throw-away cluster: durability against power loss buys nothing here
@@ -124,7 +121,7 @@ async function startEmbedded(logger: Logger): Promise<TestServer> {
   return {
     url: server.url,
     kind: 'embedded',
-    where: `127.0.0.1:${server.port}, data in ${path.relative(PROJECT_DIR, dataDir)}`,
+    where: `127.0.0.1:${server.port}, data in ${dataDir}`,
     stop: async () => {
       await server.stop();
       await rm(dataDir, { recursive: true, force: true });

@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { createWarehouse, type Warehouse } from '../src/warehouse/db.ts';
-import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '../src/warehouse/embedded-postgres.ts';
-import { freePort } from '../src/warehouse/free-port.ts';
+import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '../src/local-postgres/embedded-postgres.ts';
+import { freePort } from '../src/local-postgres/free-port.ts';
+import { embeddedTestRoot } from './helpers/embedded-root.ts';
 import { migrateToLatest } from '../src/warehouse/migrate.ts';
 import { BIN, collect, REPO_DIR, runCli, type CliResult } from './helpers/cli.ts';
 import { recordFigures } from './helpers/figures.ts';
@@ -140,11 +141,15 @@ describe('PostgreSQL restarted in the middle of a run', () => {
   let postgres: RunningEmbeddedPostgres | undefined;
   let warehouse: Warehouse | undefined;
   let slow: RunningDevnet | undefined;
-  const dataDir = join(REPO_DIR, '.data', 'test-pg', `run-${process.pid}-restart-${randomBytes(4).toString('hex')}`);
+  let dataDir = '';
+  let stateDir = '';
   const settings = { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' };
 
   beforeAll(async () => {
-    postgres = await startEmbeddedPostgres({ dataDir, projectDir: REPO_DIR, settings });
+    const local = await embeddedTestRoot();
+    stateDir = local.stateDir;
+    dataDir = join(local.root, `run-${process.pid}-restart-${randomBytes(4).toString('hex')}`);
+    postgres = await startEmbeddedPostgres({ dataDir, stateDir, settings });
     warehouse = createWarehouse({ databaseUrl: postgres.url, logger: pino({ level: 'silent' }), maxConnections: 2 });
     await migrateToLatest(warehouse);
     await warehouse.close();
@@ -155,7 +160,7 @@ describe('PostgreSQL restarted in the middle of a run', () => {
     await warehouse?.close();
     await slow?.close();
     await postgres?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('the run completes or fails clearly, and the next run leaves the warehouse exactly equal to the chain', async () => {
@@ -174,7 +179,7 @@ describe('PostgreSQL restarted in the middle of a run', () => {
     const port = postgres!.port;
     const stopAt = performance.now();
     await postgres!.stop();
-    postgres = await startEmbeddedPostgres({ dataDir, port, projectDir: REPO_DIR, settings });
+    postgres = await startEmbeddedPostgres({ dataDir, port, stateDir, settings });
     const downMs = Math.round(performance.now() - stopAt);
     const stillRunning = !(await Promise.race([exited, new Promise<boolean>((r) => setTimeout(() => r(false), 0))]));
     // while the first run goes on after the restart, its job must be locked again against a second run

@@ -3,14 +3,15 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createWarehouse } from '../warehouse/db.ts';
-import { startEmbeddedPostgres } from '../warehouse/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../local-postgres/embedded-postgres.ts';
+import { localStateDir } from '../local-postgres/state-dir.ts';
 import { migrateToLatest } from '../warehouse/migrate.ts';
 import { REPO_DIR } from './devnet-process.ts';
 
 export interface BenchPostgres {
   /** URL of the server's maintenance database, where the bench creates and drops its databases. */
   serverUrl: string;
-  /** Where it comes from: `DATABASE_URL`/`--database-url`, or the embedded server under `.data/bench-pg`. */
+  /** Where it comes from: `DATABASE_URL`/`--database-url`, or the embedded server in `bench-pg` of the local state folder (`.data`; see `localStateDir`). */
   source: 'database-url' | 'embedded';
   /** `SHOW server_version`, e.g. `18.0`. */
   version: string;
@@ -31,8 +32,8 @@ export interface BenchDatabase {
 
 /**
  * The PostgreSQL server of the bench: the one at `databaseUrl` when given (its databases are left alone;
- * the bench only creates and drops its own `bench_*` ones), else an embedded one with its data under
- * `.data/bench-pg` (started now, stopped by `stop()`), with `max_wal_size` set when given, and
+ * the bench only creates and drops its own `bench_*` ones), else an embedded one with its data in
+ * `bench-pg` of the project's local state folder (started now, stopped by `stop()`), with `max_wal_size` set when given, and
  * pg_stat_statements loaded when `statements`.
  *
  * @example const server = await benchPostgres(process.env.DATABASE_URL); // … await server.stop();
@@ -43,9 +44,10 @@ export async function benchPostgres(databaseUrl: string | undefined, options: { 
     return { serverUrl: databaseUrl, source: 'database-url', version, takeSlowPlans: () => [], stop: async () => undefined };
   }
   const plans = createPlanCollector();
+  const stateDir = await localStateDir(REPO_DIR);
   const embedded = await startEmbeddedPostgres({
-    dataDir: join(REPO_DIR, '.data', 'bench-pg'),
-    projectDir: REPO_DIR,
+    dataDir: join(stateDir, 'bench-pg'),
+    stateDir,
     settings: {
       // a bulk load's setting: checkpoints (and the full-page images after each) come every max_wal_size of WAL
       ...(options.maxWalSize && { max_wal_size: options.maxWalSize }),

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
@@ -11,8 +13,10 @@ import { createRng } from '../devnet/rng.ts';
 import { createDevnet } from '../devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
 import { parseApiUrl } from '../source/api-url.ts';
+import { ConfigError } from '../common/errors.ts';
 import { createWarehouse, type Warehouse } from '../warehouse/db.ts';
-import { startEmbeddedPostgres } from '../warehouse/embedded-postgres.ts';
+import { livePostmasterPid, startEmbeddedPostgres } from '../local-postgres/embedded-postgres.ts';
+import { localStateDir, runningAsRoot } from '../local-postgres/state-dir.ts';
 import { migrateToLatest } from '../warehouse/migrate.ts';
 import { exportJob } from './exporter.ts';
 import { summaryText } from './summary.ts';
@@ -20,17 +24,24 @@ import { summaryText } from './summary.ts';
 const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const DEMO_DATABASE = 'erc20_demo';
 
+export interface DemoOptions {
+  /** Leave PostgreSQL running after the demo, with a psql command line to query it, until Ctrl-C. */
+  keep?: boolean;
+}
+
 /**
  * `erc20-etl demo` (what `npm run demo` runs): a real export, offline. The reference server serves the
- * default synthetic chain, an embedded PostgreSQL keeps its data under `.data/demo-pg`, `jobs/demo.json`
- * runs, and one analytics query answers. Run again, it finds its data and changes nothing.
+ * default synthetic chain (with realistic token amounts), an embedded PostgreSQL keeps its data in `demo-pg` of
+ * the project's local state folder (`.data`, or as root a folder in the system's temporary folder: see
+ * `localStateDir`), `jobs/demo.json` runs, and one analytics query answers. Run again, it finds its data and
+ * changes nothing. With `keep`, PostgreSQL stays up until SIGINT/SIGTERM.
  */
-export async function runDemo(): Promise<void> {
+export async function runDemo(options: DemoOptions = {}): Promise<void> {
   const started = performance.now();
   const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
   const out = (line: string) => process.stdout.write(`${line}\n`);
 
-  const dataset = generateSyntheticDataset(SYNTHETIC_DEFAULTS);
+  const dataset = generateSyntheticDataset(SYNTHETIC_DEFAULTS, { amounts: 'realistic' });
   const rng = createRng(SYNTHETIC_DEFAULTS.seed);
   const devnet = createDevnet({
     config: { host: '127.0.0.1', port: 0, projectIds: ['demo'], chainId: 1, faults: {}, pageKeyTtlSeconds: 86_400, seed: SYNTHETIC_DEFAULTS.seed },
@@ -43,11 +54,13 @@ export async function runDemo(): Promise<void> {
   const d = SYNTHETIC_DEFAULTS;
   out(`reference server: synthetic chain (seed ${d.seed}: ${d.blocks} blocks from ${d.startBlock}, ${d.tokens} tokens, ${d.transfers} transfers) at ${origin}/<project-id>`);
 
-  const dataDir = join(PROJECT_DIR, '.data', 'demo-pg');
-  const postgres = await startEmbeddedPostgres({ dataDir, projectDir: PROJECT_DIR, logger });
+  let postgres: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
   try {
+    const stateDir = await localStateDir(PROJECT_DIR);
+    const dataDir = join(stateDir, DEMO_DATA_FOLDER);
+    postgres = await startEmbeddedPostgres({ dataDir, stateDir, logger });
     const databaseUrl = await ensureDatabase(postgres.url, DEMO_DATABASE);
-    out(`PostgreSQL: embedded, data in .data/demo-pg, listening on 127.0.0.1:${postgres.port}, database ${DEMO_DATABASE}`);
+    out(`PostgreSQL: embedded, data in ${runningAsRoot() ? dataDir : join('.data', DEMO_DATA_FOLDER)}, listening on 127.0.0.1:${postgres.port}, database ${DEMO_DATABASE}`);
     const warehouse = createWarehouse({ databaseUrl, logger, maxConnections: 2 });
     try {
       const migrated = await migrateToLatest(warehouse);
@@ -68,14 +81,77 @@ export async function runDemo(): Promise<void> {
         GROUP BY 1 ORDER BY count(*) DESC, 1`.execute(warehouse.db);
       out(table(['token', 'transfers', 'volume (scaled by decimals)', 'senders', 'blocks'], rows.map((r) => [r.token, r.transfers, abbreviate(r.volume), r.senders, r.blocks])));
       out('');
-      out(`done in ${((performance.now() - started) / 1000).toFixed(1)} s. Query the warehouse yourself: ${postgres.url.replace(/:[^:@/]*@/, ':…@').replace(/\/postgres$/, `/${DEMO_DATABASE}`)} (while the demo runs) — or see README for docker-compose.`);
     } finally {
       await closeConnections(warehouse);
     }
+    await devnet.close();
+    if (options.keep) {
+      out(`done in ${seconds(started)} s. PostgreSQL keeps running (--keep); query the warehouse with:`);
+      out(`  psql ${shellQuote(databaseUrl)}`);
+      if (!onPath('psql')) out('  (psql is not installed here: any PostgreSQL client will do, e.g. Debian\'s postgresql-client package)');
+      out('Press Ctrl-C to stop it.');
+      await untilSignalled();
+      out('stopping PostgreSQL');
+    } else {
+      out(`done in ${seconds(started)} s. To query the warehouse yourself, run \`npm run demo -- --keep\` (PostgreSQL stays up until Ctrl-C), or see README for docker-compose.`);
+    }
   } finally {
-    await postgres.stop();
+    await postgres?.stop();
     await devnet.close();
   }
+}
+
+/**
+ * `erc20-etl demo --clean`: removes what the demo keeps on this machine: its data folder and, as root, the
+ * project's copy of the PostgreSQL binaries (and the project's state folder, once nothing else is in it).
+ */
+export async function cleanDemo(): Promise<void> {
+  const stateDir = await localStateDir(PROJECT_DIR);
+  const dataDir = join(stateDir, DEMO_DATA_FOLDER);
+  const pid = await livePostmasterPid(dataDir);
+  if (pid !== undefined) {
+    throw new ConfigError(`The demo's PostgreSQL (pid ${pid}) is still running with its data in ${dataDir}.`, [], `Stop it first (Ctrl-C in the demo that keeps it, or kill -INT ${pid}), then clean again.`);
+  }
+  await rm(dataDir, { recursive: true, force: true });
+  process.stdout.write(`removed ${dataDir}\n`);
+  if (!runningAsRoot()) return;
+  const entries = await readdir(stateDir);
+  for (const name of entries.filter((entry) => entry.startsWith('postgres-'))) {
+    await rm(join(stateDir, name), { recursive: true, force: true });
+    process.stdout.write(`removed ${join(stateDir, name)}\n`);
+  }
+  const left = (await readdir(stateDir)).filter((entry) => entry !== 'project.txt' && entry !== 'test-pg');
+  const tests = await readdir(join(stateDir, 'test-pg')).catch(() => []);
+  if (left.length === 0 && tests.length === 0) {
+    await rm(stateDir, { recursive: true, force: true });
+    process.stdout.write(`removed ${stateDir}\n`);
+  }
+}
+
+const DEMO_DATA_FOLDER = 'demo-pg';
+
+function untilSignalled(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}
+
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+function seconds(since: number): string {
+  return ((performance.now() - since) / 1000).toFixed(1);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../common/errors.ts';
 import { formatIssues } from '../common/zod-problems.ts';
-import type { SyntheticOptions } from '../devnet/synthetic.ts';
+import { AMOUNTS_PROFILES, type AmountsProfile, type SyntheticOptions } from '../devnet/synthetic.ts';
 import type { FaultOptions } from '../devnet/faults.ts';
 
 /** The flags of `erc20-etl devnet` as commander hands them over: text, or repeated text. */
@@ -38,6 +38,7 @@ const schema = z.object({
   tokens: int(1).optional(),
   transfers: int(0).optional(),
   startBlock: int(0).optional(),
+  amounts: z.enum(AMOUNTS_PROFILES, { error: `expected ${AMOUNTS_PROFILES.join(' or ')}` }).optional(),
   port: int(0).pipe(z.number().max(65535, { error: 'expected a port from 0 to 65535' })).default(8545),
   host: z.string().min(1).default('127.0.0.1'),
   projectId: z.array(projectId).min(1).default(['demo']),
@@ -58,6 +59,8 @@ export interface DevnetOptions {
   /** Serve this dataset folder; otherwise a synthetic chain. */
   dataset?: string;
   synthetic: SyntheticOptions;
+  /** How the synthetic chain's transfer values look. */
+  amounts: AmountsProfile;
   host: string;
   port: number;
   projectIds: string[];
@@ -81,7 +84,7 @@ export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: Synthe
     throw new ConfigError('Invalid options for erc20-etl devnet (see erc20-etl devnet --help):', formatIssues(parsed.error.issues, input, flagName));
   }
   const o = parsed.data;
-  const generation = ['blocks', 'tokens', 'transfers', 'startBlock'] as const;
+  const generation = ['blocks', 'tokens', 'transfers', 'startBlock', 'amounts'] as const;
   const mixed = o.dataset !== undefined ? generation.filter((k) => o[k] !== undefined) : [];
   if (mixed.length) {
     throw new ConfigError('Invalid options for erc20-etl devnet:', [
@@ -104,6 +107,7 @@ export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: Synthe
       transfers: o.transfers ?? syntheticDefaults.transfers,
       startBlock: o.startBlock ?? syntheticDefaults.startBlock,
     },
+    amounts: o.amounts ?? 'edge-cases',
     host: o.host,
     port: o.port,
     projectIds: [...new Set(o.projectId)],

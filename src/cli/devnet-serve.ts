@@ -22,7 +22,7 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
   const started = performance.now();
   const dataset = options.dataset
     ? await readDataset(options.dataset)
-    : generateSyntheticDataset(options.synthetic);
+    : generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
   const chain = createChainStore(dataset);
   const devnet = createDevnet({
     config: {
@@ -43,15 +43,8 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
     random: randomSource(options.faultSeed),
   });
   const origin = await devnet.listen();
-  const s = chain.stats();
-  const source = options.dataset ? `dataset ${options.dataset}` : `synthetic chain (seed ${options.synthetic.seed})`;
-  process.stdout.write(
-    `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
-      `head ${chain.head()}\n` +
-      `erc20-etl devnet: listening on ${origin} — base URL ${origin}/<project-id> ` +
-      `(${options.projectIds.length} project id(s) accepted), ready in ${Math.round(performance.now() - started)} ms\n`,
-  );
-  await new Promise<void>((resolve) => {
+  // listen for SIGINT/SIGTERM before saying where it listens: whoever reads that line may stop it at once
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ msg: 'devnet stopping', signal });
       void devnet.close().then(resolve);
@@ -59,4 +52,15 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  const s = chain.stats();
+  const source = options.dataset
+    ? `dataset ${options.dataset}`
+    : `synthetic chain (seed ${options.synthetic.seed}${options.amounts === 'realistic' ? ', realistic amounts' : ''})`;
+  process.stdout.write(
+    `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
+      `head ${chain.head()}\n` +
+      `erc20-etl devnet: listening on ${origin} — base URL ${origin}/<project-id> ` +
+      `(${options.projectIds.length} project id(s) accepted), ready in ${Math.round(performance.now() - started)} ms\n`,
+  );
+  await stopped;
 }

@@ -3,6 +3,7 @@ import { EtlError } from '../common/errors.ts';
 import { registerDevnet } from './devnet-command.ts';
 import { registerExportCommands } from './export-commands.ts';
 import { registerDemo } from './demo-registration.ts';
+import { packageVersion } from './package-version.ts';
 import { registerQueueCommands } from './queue-commands.ts';
 
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
@@ -11,6 +12,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
 export function buildProgram(): Command {
   const program = new Command('erc20-etl')
     .description('Export ERC20 token transfers from a hosted chain API into PostgreSQL, exactly.')
+    .version(packageVersion(), '-V, --version', 'print the version of erc20-etl')
     .exitOverride()
     .showHelpAfterError('(add --help for usage)');
   registerExportCommands(program);

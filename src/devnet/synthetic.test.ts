@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { MAX_UINT256 } from '../dataset/validate.ts';
 import { describe, expect, it } from 'vitest';
 import type { Dataset, TransferRecord } from '../dataset/types.ts';
@@ -11,15 +12,17 @@ import {
   forkBoundaries,
   generateSyntheticDataset,
   SYNTHETIC_DEFAULTS,
+  type AmountsProfile,
   type SyntheticOptions,
+  type SyntheticProfile,
   TIMESTAMP_BASE,
   ZERO_HASH,
 } from './synthetic.ts';
 
 const MAX_TEXT = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
 const defaults = generateSyntheticDataset(SYNTHETIC_DEFAULTS);
-const small = (o: Partial<SyntheticOptions> = {}): Dataset =>
-  generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 200, transfers: 1500, ...o });
+const small = (o: Partial<SyntheticOptions> = {}, profile: SyntheticProfile = {}): Dataset =>
+  generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 200, transfers: 1500, ...o }, profile);
 
 const num = (h: HeaderJson, key: 'number' | 'timestamp' | 'difficulty' | 'gasUsed' | 'gasLimit'): bigint =>
   BigInt(h[key]!);
@@ -31,6 +34,17 @@ describe('synthetic dataset: determinism and options', () => {
     const again = generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS });
     expect(again).toEqual(defaults);
     expect(jsonl(again)).toBe(jsonl(defaults));
+  });
+
+  it('the default amounts profile is edge-cases, and the default dataset is the one every test was written against', () => {
+    expect(generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS }, { amounts: 'edge-cases' })).toEqual(defaults);
+    // change this digest only when changing the generator on purpose: tests' expected figures rest on the dataset
+    expect(createHash('sha256').update(jsonl(defaults)).digest('hex')).toBe('84bc6669d7b90541e5c2f6cb0fc06eb0128514f1a058ab86b0a649fddfc8b529');
+  });
+
+  it('rejects an unknown amounts profile, naming the flag and the accepted ones', () => {
+    const bad = () => small({}, { amounts: 'huge' as AmountsProfile });
+    expect(bad).toThrow(new RangeError('--amounts must be edge-cases or realistic, got "huge"'));
   });
 
   it('a different seed gives different hashes, addresses and contracts', () => {
@@ -373,5 +387,38 @@ describe('synthetic dataset: transfers', () => {
     for (const t of transfers) perToken.set(t.contractAddress, (perToken.get(t.contractAddress) ?? 0) + 1);
     const counts = [...perToken.values()].sort((a, b) => b - a);
     expect(counts[0]!).toBeGreaterThan(3 * counts.at(-1)!);
+  });
+});
+
+describe('synthetic dataset: realistic amounts', () => {
+  const realistic = generateSyntheticDataset(SYNTHETIC_DEFAULTS, { amounts: 'realistic' });
+  const withoutValues = (ds: Dataset) => ({ ...ds, transfers: ds.transfers.map(({ value: _, ...rest }) => rest) });
+  // the unlisted token (no line in tokens.jsonl) moves 18-decimal amounts
+  const listed = new Map(realistic.tokens.map((t) => [t.contractAddress, Number(t.contractDecimals)]));
+  const decimalsOf = (t: TransferRecord) => listed.get(t.contractAddress) ?? 18;
+  const unit = (t: TransferRecord) => 10n ** BigInt(decimalsOf(t));
+
+  it('changes only the values: headers, tokens, blocks, addresses and counts equal the default profile’s', () => {
+    expect(withoutValues(realistic)).toEqual(withoutValues(defaults));
+    expect(realistic.transfers.filter((t, i) => t.value !== defaults.transfers[i]!.value).length).toBeGreaterThan(
+      realistic.transfers.length * 0.99,
+    );
+  });
+
+  it('keeps every value within 10^(decimals+7), with neither 2^256−1 nor random 256-bit values', () => {
+    expect(realistic.transfers.filter((t) => BigInt(t.value) > 10n * 1_000_000n * unit(t))).toEqual([]);
+    expect(realistic.transfers.filter((t) => t.value === MAX_TEXT)).toEqual([]);
+  });
+
+  it('has fractional token amounts, and only the one forced zero', () => {
+    const fractional = realistic.transfers.filter((t) => decimalsOf(t) > 0 && BigInt(t.value) % unit(t) !== 0n);
+    expect(fractional.length).toBeGreaterThan(realistic.transfers.length / 10);
+    expect(realistic.transfers.filter((t) => t.value === '0')).toHaveLength(1);
+  });
+
+  it('is reproducible, and differs by seed like the default profile', () => {
+    const again = small({}, { amounts: 'realistic' });
+    expect(again).toEqual(small({}, { amounts: 'realistic' }));
+    expect(small({ seed: 2 }, { amounts: 'realistic' }).transfers.map((t) => t.value)).not.toEqual(again.transfers.map((t) => t.value));
   });
 });

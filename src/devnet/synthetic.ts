@@ -1,8 +1,9 @@
 /**
  * A deterministic synthetic dataset (chain-api.md §3) for the reference server: a dense chain of headers
  * that crosses London, the merge, Shanghai, Cancun and Prague, a few tokens with awkward metadata, and
- * transfers with a skewed, realistic shape (empty blocks, hot blocks, popular tokens, shared transactions,
- * extreme values).
+ * transfers with a skewed, realistic shape (empty blocks, hot blocks, popular tokens, shared transactions).
+ * Values are extreme by default (0, 2^256−1, random 256-bit numbers among plausible amounts), for tests; the
+ * `realistic` amounts profile gives token amounts a person would see, for the demo.
  */
 import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
@@ -10,6 +11,7 @@ import { computeHeaderHash } from '../eth/header-hash.ts';
 import { toQuantity } from '../eth/hex.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
 import { MAX_UINT256 } from '../dataset/validate.ts';
+import { realisticValue } from './realistic-amounts.ts';
 
 export interface SyntheticOptions {
   /** Any safe integer; the whole dataset is a function of the options. */
@@ -22,6 +24,20 @@ export interface SyntheticOptions {
   transfers: number;
   /** Number of the first block, ≥ 0. */
   startBlock: number;
+}
+
+/**
+ * How transfer values look. `edge-cases` (the default): plausible amounts with 0, 2^256−1 and random 256-bit
+ * values among them, and one of each 0 and 2^256−1 forced. `realistic`: token amounts from about 0.01 to
+ * 1,000,000 whole tokens with a few significant digits, in the token's decimals (one forced 0 stays).
+ */
+export type AmountsProfile = 'edge-cases' | 'realistic';
+
+export const AMOUNTS_PROFILES: readonly AmountsProfile[] = ['edge-cases', 'realistic'];
+
+/** What varies the look of the data without changing its shape: only the values, for the same options. */
+export interface SyntheticProfile {
+  amounts?: AmountsProfile;
 }
 
 export const SYNTHETIC_DEFAULTS: SyntheticOptions = Object.freeze({
@@ -116,9 +132,16 @@ export function forkBoundaries(options: Pick<SyntheticOptions, 'startBlock' | 'b
  * const ds = generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 100, transfers: 500 });
  * ds.headers.length; // 100
  * ds.transfers.length; // 500
+ *
+ * With `{ amounts: 'realistic' }` only the transfer values differ: headers, tokens, addresses, blocks and
+ * counts are those of the default profile for the same options.
  */
-export function generateSyntheticDataset(options: SyntheticOptions): Dataset {
+export function generateSyntheticDataset(options: SyntheticOptions, profile: SyntheticProfile = {}): Dataset {
   validateSyntheticOptions(options);
+  const amounts = profile.amounts ?? 'edge-cases';
+  if (!AMOUNTS_PROFILES.includes(amounts)) {
+    throw new RangeError(`--amounts must be ${AMOUNTS_PROFILES.join(' or ')}, got ${JSON.stringify(amounts)}`);
+  }
   const { seed, blocks, startBlock } = options;
   const stream = (label: string): Rng => createRng(deriveSeed(seed, label));
 
@@ -133,6 +156,8 @@ export function generateSyntheticDataset(options: SyntheticOptions): Dataset {
   const chain = new HeaderChain(stream('headers'), options);
   const ctx: TransferContext = {
     rng: stream('transfers'),
+    // a stream of its own, so that the transfers stream (and all it decides) is the same in both profiles
+    realisticValues: amounts === 'realistic' ? stream('realistic-values') : undefined,
     contracts,
     decimals: profiles.map((p) => p.decimals),
     popularity,
@@ -452,6 +477,8 @@ interface BlockRef {
 /** What the transfer writer needs across blocks; `emitted` counts the transfers written so far. */
 interface TransferContext {
   rng: Rng;
+  /** Set in the realistic amounts profile: where its values are drawn from. */
+  realisticValues: Rng | undefined;
   contracts: readonly string[];
   decimals: readonly number[];
   popularity: Float64Array;
@@ -514,8 +541,13 @@ function appendBlockTransfers(
       toAddress = rng.chance(0.005) ? ZERO_ADDRESS : addresses[Math.floor(addresses.length * v * v)]!;
     }
     const ordinal = ctx.emitted++;
-    const value =
+    // drawn in both profiles: the transfers stream must advance the same way for everything after it
+    const edgeCase =
       ordinal === ctx.zeroAt ? '0' : ordinal === ctx.maxAt ? MAX_UINT256_TEXT : randomValue(rng, ctx.decimals[token]!);
+    const value =
+      ctx.realisticValues === undefined || ordinal === ctx.zeroAt
+        ? edgeCase
+        : realisticValue(ctx.realisticValues, ctx.decimals[token]!);
 
     out.push({
       contractAddress: contracts[token]!,

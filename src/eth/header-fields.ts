@@ -46,7 +46,7 @@ export const FORK_KEYS: readonly ConsensusKey[] = CONSENSUS_FIELDS.filter((f) =>
 
 /**
  * Erigon's key set and order for a header result, as recorded in Erigon's own test vectors
- * (`fixtures/mainnet/vectors/erigon_getHeaderByHash/test_01.json`).
+ * (`test/fixtures/mainnet/vectors/erigon_getHeaderByHash/test_01.json`).
  */
 export const ERIGON_HEADER_KEYS: readonly HeaderKey[] = [
   'requestsHash',

