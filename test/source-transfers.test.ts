@@ -9,7 +9,7 @@ import { parseApiUrl } from '../src/source/api-url.ts';
 import { createSourceCounters } from '../src/source/counters.ts';
 import { HttpStatusError, PageKeyRejectedError, ResponseTooLargeError, TransportError } from '../src/source/errors.ts';
 import { createHttpClient, type HttpClientConfig } from '../src/source/http-client.ts';
-import { RetriesExhaustedError } from '../src/source/retry.ts';
+import { RetriesExhaustedError } from '../src/common/retry.ts';
 import { createTransfersClient, type TransfersClient } from '../src/source/transfers-client.ts';
 import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { FIXTURE_DIR } from './helpers/fixtures.ts';

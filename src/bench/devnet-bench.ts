@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { BIN } from './devnet-process.ts';
 import { processMemoryMb } from './process-memory.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/erc20-etl.js', import.meta.url));
 const PROJECT = 'bench';
 
 export interface DevnetBenchOptions {

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../common/package-root.ts';
 import type { DevnetStats } from '../devnet/stats.ts';
 
-export const REPO_DIR = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = fileURLToPath(new URL('../../bin/erc20-etl.js', import.meta.url));
+export const REPO_DIR = packageRoot();
+export const BIN = join(REPO_DIR, 'bin', 'erc20-etl.js');
 export const BENCH_PROJECT = 'bench';
 /** Generating a large synthetic chain takes a while on a busy machine. */
 const START_TIMEOUT_MS = 600_000;

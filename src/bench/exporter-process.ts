@@ -58,18 +58,25 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Runs `erc20-etl ARGS…` in its own process to its end, timing it wall-clock and sampling its CPU and memory
  * (from /proc), the server's CPU, PostgreSQL's CPU and the server's request counters as it goes; stops it
- * when it runs past `limits.timeoutMs`.
+ * when it runs past `limits.timeoutMs`. `entry` is what node runs before ARGS: the bin (the compiled CLI), or
+ * another way in, such as the TypeScript sources through tsx (`sourceEntry` in startup-bench.ts).
  *
  * @example
  * const run = await runExporterProcess(['backfill', '--contract', a, '--from', '1', '--to', '9'], { DATABASE_URL, CHAIN_API_URL }, probes);
  * run.code // → 0
  */
-export async function runExporterProcess(args: readonly string[], env: Record<string, string>, probes: Probes, limits: RunLimits = {}): Promise<ExporterRun> {
+export async function runExporterProcess(
+  args: readonly string[],
+  env: Record<string, string>,
+  probes: Probes,
+  limits: RunLimits = {},
+  entry: readonly string[] = [BIN],
+): Promise<ExporterRun> {
   const intervalMs = limits.intervalMs ?? 200;
   const samples: Sample[] = [];
   samples.push(await serverSample(probes));
   const startedAt = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...entry, ...args], { cwd: REPO_DIR, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderrTail = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

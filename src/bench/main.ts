@@ -4,7 +4,9 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { benchPostgres } from './bench-database.ts';
 import { benchDevnet, type DevnetBenchResult } from './devnet-bench.ts';
 import { benchExporter, type ExporterBenchResult, type Outcome } from './exporter-bench.ts';
+import { benchHeaderHashing, formatHeaderHashing } from './header-hashing.ts';
 import type { LoadFigures } from './measure-load.ts';
+import { formatStartup, measureStartup, type StartupBenchResult } from './startup-bench.ts';
 import { formatTable, targetRows } from './targets.ts';
 
 /**
@@ -65,6 +67,9 @@ const note = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const loadAtStart = loadavg();
 
+note('header verification, in this process');
+const headerHashing = benchHeaderHashing();
+
 let devnet: Outcome<DevnetBenchResult> | undefined;
 if (!values['skip-devnet']) {
   note(`reference server alone: ${transfers.toLocaleString('en-US')} transfers`);
@@ -80,11 +85,13 @@ if (!values['skip-devnet']) {
 
 let exporter: ExporterBenchResult | undefined;
 let postgres: { source: string; version: string } | undefined;
+let startup: Outcome<StartupBenchResult> | undefined;
 if (!values['skip-exporter']) {
   const server = await benchPostgres(values['database-url'] ?? process.env['DATABASE_URL'], { statements: values.statements, maxWalSize: values['max-wal-size'] });
   postgres = { source: server.source === 'embedded' ? `embedded, max_wal_size ${values['max-wal-size']}` : server.source, version: server.version };
   note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? `embedded, data in .data/bench-pg, max_wal_size ${values['max-wal-size']}` : 'DATABASE_URL'})`);
   try {
+    startup = await measureStartup(server, note);
     exporter = await benchExporter({ postgres: server, ...sizes, tokens: TOKENS, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, statements: values.statements, runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']), note });
   } finally {
     await server.stop();
@@ -93,9 +100,9 @@ if (!values['skip-exporter']) {
 
 const loadAtEnd = loadavg();
 const targets = targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY });
-const failed = devnet?.ok === false || (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok));
+const failed = devnet?.ok === false || startup?.ok === false || (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok));
 
-const figures = { machine, loadAverage: { start: loadAtStart, end: loadAtEnd }, quick, sizes, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, postgres, devnet, exporter, targets };
+const figures = { machine, loadAverage: { start: loadAtStart, end: loadAtEnd }, quick, sizes, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, postgres, headerHashing, devnet, exporter, startup, targets };
 if (values['json-file']) await writeFile(values['json-file'], `${JSON.stringify(figures)}\n`);
 if (values.json) {
   process.stdout.write(`${JSON.stringify(figures)}\n`);
@@ -104,8 +111,10 @@ if (values.json) {
   const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   out(`machine: ${machine}; load average ${la(loadAtStart)} at the start, ${la(loadAtEnd)} at the end\n`);
   if (postgres) out(`PostgreSQL ${postgres.version} (${postgres.source}); page size ${PAGE_SIZE}, concurrency ${CONCURRENCY}${quick ? '; --quick: small sizes, a smoke run' : ''}\n`);
+  out(`${formatHeaderHashing(headerHashing)}\n`);
   out('\n');
   out(formatTable(targets));
+  if (startup) out(`\n${formatStartup(startup)}`);
   if (devnet?.ok) {
     const d = devnet.value;
     out('\n');

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -14,6 +13,7 @@ import { createDevnet } from '../devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
 import { parseApiUrl } from '../source/api-url.ts';
 import { ConfigError } from '../common/errors.ts';
+import { packageRoot } from '../common/package-root.ts';
 import { createWarehouse, type Warehouse } from '../warehouse/db.ts';
 import { livePostmasterPid, startEmbeddedPostgres } from '../local-postgres/embedded-postgres.ts';
 import { localStateDir, runningAsRoot } from '../local-postgres/state-dir.ts';
@@ -21,7 +21,7 @@ import { migrateToLatest } from '../warehouse/migrate.ts';
 import { exportJob } from './exporter.ts';
 import { summaryText } from './summary.ts';
 
-const PROJECT_DIR = fileURLToPath(new URL('../..', import.meta.url));
+const PROJECT_DIR = packageRoot();
 const DEMO_DATABASE = 'erc20_demo';
 
 export interface DemoOptions {

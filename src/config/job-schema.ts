@@ -141,6 +141,8 @@ export const jobSchema = z
         }),
       schedule: z
         .string({ error: CRON_EXPECTED })
+        // graphile-worker's crontab refuses spaces around the pattern: the worker is given it trimmed
+        .trim()
         .superRefine((value, ctx) => {
           const problem = cronProblem(value);
           if (problem) ctx.addIssue({ code: 'custom', message: `${CRON_EXPECTED}; ${problem}, got ${JSON.stringify(value)}` });

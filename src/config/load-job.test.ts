@@ -148,6 +148,10 @@ describe('loadJobFile', () => {
     expect((await loadJobFile(await writeJob('nightly.json', { ...valid, schedule: '0 2 * * *' }))).schedule).toBe('0 2 * * *');
   });
 
+  it('loads a schedule with spaces around it trimmed, as the worker’s crontab must be given it', async () => {
+    expect((await loadJobFile(await writeJob('padded.json', { ...valid, schedule: ' 0  2 * * * ' }))).schedule).toBe('0  2 * * *');
+  });
+
   it('does not read a misspelt fromBlock as block 0: the typo and the missing field are both reported', async () => {
     const path = await writeJob('typo.json', { ...valid, contracts: [{ address: USDC, fromblock: 5 }] });
     const err = await configErrorOf(loadJobFile(path));

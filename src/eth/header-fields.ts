@@ -1,3 +1,5 @@
+import { isHexData, isHexQuantity } from './hex.ts';
+
 /**
  * The block header as `erigon_getHeaderByHash` returns it: every value is `0x` hex text, and a field
  * that the block's fork predates is `null`.
@@ -35,6 +37,31 @@ export const CONSENSUS_FIELDS = [
   { key: 'requestsHash', kind: 'hash', fork: 'prague' },
   { key: 'blockAccessListHash', kind: 'hash', fork: 'amsterdam' },
 ] as const satisfies readonly { key: string; kind: FieldKind; fork: string }[];
+
+/** Bytes of a field of each fixed-size kind; `bytes` and `quantity` fields have no fixed size. */
+export const FIXED_BYTES: Readonly<Partial<Record<FieldKind, number>>> = { hash: 32, address: 20, bloom: 256, nonce: 8 };
+
+/**
+ * Whether `value` is text a field of this kind can hold: a minimal `0x` hex quantity, or `0x` hex data of
+ * the kind's size (any even number of digits for `bytes`).
+ *
+ * @example isFieldHex('address', '0x1234') // → false (an address is 20 bytes)
+ */
+export function isFieldHex(kind: FieldKind, value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  return kind === 'quantity' ? isHexQuantity(value) : isHexData(value, FIXED_BYTES[kind]);
+}
+
+/**
+ * What a field of this kind must hold, worded for the `expected …, got …` of a message.
+ *
+ * @example fieldExpectation('hash') // → '32 bytes of 0x hex'
+ */
+export function fieldExpectation(kind: FieldKind): string {
+  if (kind === 'quantity') return 'a minimal 0x hex quantity';
+  const size = FIXED_BYTES[kind];
+  return size === undefined ? '0x hex bytes' : `${size} bytes of 0x hex`;
+}
 
 export type ConsensusKey = (typeof CONSENSUS_FIELDS)[number]['key'];
 export type HeaderKey = ConsensusKey | 'hash';

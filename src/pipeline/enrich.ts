@@ -4,6 +4,8 @@ import type { Clock } from '../common/clock.ts';
 import { checkHeader, type CheckedHeader } from '../source/header-check.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { insertHeaders, missingHeaders, type MissingHeader } from '../warehouse/headers.ts';
+import { RetryableError } from '../common/errors.ts';
+import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
 import { ChainDataError } from './errors.ts';
 
 export interface HeaderSource {
@@ -19,8 +21,8 @@ export interface EnrichDeps {
   clock: Clock;
 }
 
-/** Lookups that answer "not found" are asked again this many times (a lagging node behind a load balancer). */
-const NOT_FOUND_RETRIES = 5;
+/** Lookups that answer "not found" are asked again 5 times, after 0.2, 0.4, … 3.2 s (a lagging node behind a load balancer). */
+const NOT_FOUND_RETRY = { retries: 5, minDelayMs: 200, maxDelayMs: 3_200 };
 const GROUP = 500;
 
 /**
@@ -46,34 +48,48 @@ export async function enrichRanges(
   return stored.reduce((a, b) => a + b, 0);
 }
 
+/** Some headers were not found yet: asked again after a wait (a lagging node behind a load balancer). */
+class HeadersNotFoundYet extends RetryableError {
+  constructor(readonly pending: readonly MissingHeader[]) {
+    super(`${pending.length} header(s) not found yet`);
+  }
+}
+
 /** Fetches, verifies and stores one group of headers, asking again for those not found yet; resolves to the number stored. */
 export async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string }, group: MissingHeader[]): Promise<number> {
   let pending = group;
   let stored = 0;
-  for (let attempt = 0; pending.length; attempt++) {
-    const answers = await deps.rpc.headersByHash(pending.map((m) => m.hash));
-    const checked: CheckedHeader[] = [];
-    const notFound: MissingHeader[] = [];
-    for (const m of pending) {
-      const raw = answers.get(m.hash);
-      if (raw === null || raw === undefined) notFound.push(m);
-      else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }));
-    }
-    for (const c of checked) {
-      if (!c.hashVerified) deps.logger.warn({ msg: 'header kept unverified: it has fields this tool cannot hash', job: scope.job, block: Number(BigInt(c.header.number!)), fields: Object.keys(c.extra ?? {}) });
-    }
-    stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
-    pending = notFound;
-    if (!pending.length) break;
-    if (attempt >= NOT_FOUND_RETRIES) {
-      const first = pending[0]!;
-      throw new ChainDataError(
-        `The API does not know block ${first.number} (${first.hash}) that transfers point at, nor ${pending.length - 1} other block(s), after ${attempt + 1} tries. ` +
-          'The chain has probably reorganized since they were read: run the range again to replace them.',
-      );
-    }
-    deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, blocks: pending.length, attempt: attempt + 1 });
-    await deps.clock.sleep(200 * 2 ** attempt);
+  try {
+    await withRetry(
+      async () => {
+        const answers = await deps.rpc.headersByHash(pending.map((m) => m.hash));
+        const checked: CheckedHeader[] = [];
+        const notFound: MissingHeader[] = [];
+        for (const m of pending) {
+          const raw = answers.get(m.hash);
+          if (raw === null || raw === undefined) notFound.push(m);
+          else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }));
+        }
+        for (const c of checked) {
+          if (!c.hashVerified) deps.logger.warn({ msg: 'header kept unverified: it has fields this tool cannot hash', job: scope.job, block: Number(BigInt(c.header.number!)), fields: Object.keys(c.extra ?? {}) });
+        }
+        stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
+        pending = notFound;
+        if (pending.length) throw new HeadersNotFoundYet(pending);
+      },
+      {
+        ...NOT_FOUND_RETRY,
+        clock: deps.clock,
+        onRetry: (_err, attempt) => deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, blocks: pending.length, attempt }),
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof RetriesExhaustedError && err.lastError instanceof HeadersNotFoundYet)) throw err;
+    const first = pending[0]!;
+    throw new ChainDataError(
+      `The API does not know block ${first.number} (${first.hash}) that transfers point at, nor ${pending.length - 1} other block(s), after ${err.attempts} tries. ` +
+        'The chain has probably reorganized since they were read: run the range again to replace them.',
+    );
   }
   return stored;
 }

@@ -1,7 +1,10 @@
-import { EtlError, FatalError } from '../common/errors.ts';
+import { FatalError, RetryableError } from '../common/errors.ts';
 
-/** Another run of the same job, or a worker reading its chunks, holds its lock: exit code 75 (EX_TEMPFAIL), try again later. */
-export class JobLockedError extends EtlError {
+/**
+ * Another run of the same job, or a worker reading its chunks, holds its lock: exit code 75 (EX_TEMPFAIL).
+ * Retryable: once the other run has finished, the same run can go ahead (a queued task is tried again).
+ */
+export class JobLockedError extends RetryableError {
   override readonly exitCode = 75;
   constructor(job: string) {
     super(

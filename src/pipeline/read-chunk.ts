@@ -4,7 +4,7 @@ import { PageKeyRejectedError } from '../source/errors.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
-import { withRetry } from '../source/retry.ts';
+import { withRetry } from '../common/retry.ts';
 import { AlreadyLoadedError, endPageSession, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
 import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
 import { decideFresh, dropPageKey, setFresh, splitChunk, type ChunkState } from '../warehouse/ranges.ts';

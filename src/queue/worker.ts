@@ -3,10 +3,9 @@ import { hostname } from 'node:os';
 import { parseCronItems, run, runOnce, type Runner, type RunnerOptions, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
-import { EtlError, RetryableError } from '../common/errors.ts';
+import { EtlError, isRetryable, RetryableError } from '../common/errors.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import { JobLockedError } from '../pipeline/errors.ts';
 import { resolveHead } from '../pipeline/head.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { failRun } from '../warehouse/runs.ts';
@@ -148,7 +147,8 @@ async function guarded(deps: WorkerDeps, task: string, work: (scope: { job?: str
     await work(scope);
   } catch (err) {
     const message = deps.redact(err instanceof Error ? err.message : String(err));
-    const retryable = !(err instanceof EtlError) || err instanceof RetryableError || err instanceof JobLockedError;
+    // an error of no known kind is a bug or a surprise of a library: worth another try before giving up
+    const retryable = !(err instanceof EtlError) || isRetryable(err);
     if (retryable) {
       deps.logger.warn({ msg: 'task failed; it will be tried again', job: scope.job, task, err: message });
       throw new RetryableError(message);

@@ -1,9 +1,9 @@
-import { FatalError, RetryableError } from '../common/errors.ts';
+import { EtlError, FatalError, RetryableError } from '../common/errors.ts';
 import type { ApiEndpoint } from './api-url.ts';
 
 /**
  * The errors of the source layer. Each is a `RetryableError` (a retry can help) or a `FatalError` (it
- * cannot), so `withRetry` decides from the class alone. Every message that mentions the request is built
+ * cannot), so `withRetry` decides from `retryable` alone. Every message that mentions the request is built
  * from the redacted base URL and passed through `endpoint.redact()`: the project id never appears.
  */
 
@@ -64,8 +64,6 @@ export function parseApiError(body: unknown): { code?: string | number; message?
   return out;
 }
 
-/** The longest wait a `Retry-After` may impose before it is cut to this. */
-export const MAX_RETRY_AFTER_MS = 60_000;
 
 /**
  * A `Retry-After` header in milliseconds: delta seconds (`"2"`, `"0.5"`) or an HTTP-date; `undefined`
@@ -115,8 +113,8 @@ function statusText(request: string, details: HttpStatusDetails, hint: string): 
   return `${request}: HTTP ${details.status}${api ? ` ${api}` : ''}: ${hint}`;
 }
 
-/** An HTTP status that repeats however often it is tried: 400, 401, 403, 404, … */
-export class HttpStatusError extends FatalError {
+/** An HTTP status: 429 (with its `Retry-After`), 408 and 5xx may pass (`retryable`); 400, 401, 403, 404, … repeat. */
+export class HttpStatusError extends EtlError {
   readonly status: number;
   readonly apiCode: string | number | undefined;
   readonly apiMessage: string | undefined;
@@ -124,7 +122,8 @@ export class HttpStatusError extends FatalError {
   readonly request: string;
   /** Use `httpStatusError()`, which redacts. */
   constructor(message: string, request: string, details: HttpStatusDetails) {
-    super(message);
+    const retryable = isRetryableStatus(details.status);
+    super(message, { retryable, retryAfterMs: retryable ? details.retryAfterMs : undefined, details: { status: details.status, apiCode: details.apiCode } });
     this.request = request;
     this.status = details.status;
     this.apiCode = details.apiCode;
@@ -132,21 +131,9 @@ export class HttpStatusError extends FatalError {
   }
 }
 
-/** An HTTP status that may pass: 429 (with its `Retry-After`), 408, 5xx. */
-export class RetryableHttpStatusError extends RetryableError {
-  readonly status: number;
-  readonly apiCode: string | number | undefined;
-  readonly apiMessage: string | undefined;
-  /** The request, redacted (`describeTarget`). */
-  readonly request: string;
-  /** Use `httpStatusError()`, which redacts. */
-  constructor(message: string, request: string, details: HttpStatusDetails) {
-    super(message, details.retryAfterMs);
-    this.request = request;
-    this.status = details.status;
-    this.apiCode = details.apiCode;
-    this.apiMessage = details.apiMessage;
-  }
+/** 429, 408 and 5xx may pass; every other status repeats however often it is asked. */
+function isRetryableStatus(status: number): boolean {
+  return status === 429 || status === 408 || status >= 500;
 }
 
 /**
@@ -161,23 +148,17 @@ export class PageKeyRejectedError extends HttpStatusError {
   }
 }
 
-/** Whether an error is an HTTP status error of either kind. */
-export function isHttpStatusError(err: unknown): err is HttpStatusError | RetryableHttpStatusError {
-  return err instanceof HttpStatusError || err instanceof RetryableHttpStatusError;
-}
-
 /**
  * The error for a non-2xx answer, its message redacted: 429, 408 and 5xx are retryable, everything else
  * is fatal.
  *
- * @example httpStatusError(target, { status: 429, retryAfterMs: 1000 }) // → RetryableHttpStatusError, retryAfterMs 1000
+ * @example httpStatusError(target, { status: 429, retryAfterMs: 1000 }) // → HttpStatusError, retryable, retryAfterMs 1000
  */
-export function httpStatusError(target: RequestTarget, details: HttpStatusDetails): HttpStatusError | RetryableHttpStatusError {
+export function httpStatusError(target: RequestTarget, details: HttpStatusDetails): HttpStatusError {
   const clean = { ...details, apiMessage: details.apiMessage === undefined ? undefined : target.endpoint.redact(details.apiMessage) };
   const request = describeTarget(target);
   const message = target.endpoint.redact(statusText(request, clean, statusHint(clean.status)));
-  const retryable = details.status === 429 || details.status === 408 || details.status >= 500;
-  return retryable ? new RetryableHttpStatusError(message, request, clean) : new HttpStatusError(message, request, clean);
+  return new HttpStatusError(message, request, clean);
 }
 
 export type TransportFailure = 'timeout' | 'reset' | 'refused' | 'dns' | 'network';

@@ -1,7 +1,16 @@
 import { show } from '../dataset/validate.ts';
-import { CONSENSUS_FIELDS, FORK_KEYS, toErigonHeader, unknownHeaderKeys, type FieldKind, type HeaderJson } from '../eth/header-fields.ts';
+import {
+  CONSENSUS_FIELDS,
+  fieldExpectation,
+  FORK_KEYS,
+  isFieldHex,
+  toErigonHeader,
+  unknownHeaderKeys,
+  type FieldKind,
+  type HeaderJson,
+} from '../eth/header-fields.ts';
 import { HeaderEncodingError, verifyHeaderHash } from '../eth/header-hash.ts';
-import { isHexData, isHexQuantity } from '../eth/hex.ts';
+import { isHexQuantity } from '../eth/hex.ts';
 import { BadResponseError } from './errors.ts';
 
 /** A header that passed `checkHeader`. */
@@ -24,7 +33,6 @@ export interface ExpectedHeader {
   contracts?: readonly string[];
 }
 
-const FIXED_BYTES: Partial<Record<FieldKind, number>> = { hash: 32, address: 20, bloom: 256, nonce: 8 };
 const FORK_KEY_SET = new Set<string>(FORK_KEYS);
 
 /**
@@ -101,8 +109,5 @@ function badHeader(expected: ExpectedHeader, problems: readonly string[]): BadRe
 
 function fieldProblem(kind: FieldKind, value: unknown): string | undefined {
   if (typeof value !== 'string') return `expected 0x hex text, got ${show(value)}`;
-  if (kind === 'quantity') return isHexQuantity(value) ? undefined : `expected a minimal 0x hex quantity, got ${show(value)}`;
-  const size = FIXED_BYTES[kind];
-  if (isHexData(value, size)) return undefined;
-  return `expected ${size === undefined ? '0x hex bytes' : `${size} bytes of 0x hex`}, got ${show(value)}`;
+  return isFieldHex(kind, value) ? undefined : `expected ${fieldExpectation(kind)}, got ${show(value)}`;
 }

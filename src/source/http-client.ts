@@ -19,7 +19,7 @@ import {
   type TransportFailure,
 } from './errors.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
-import { withRetry } from './retry.ts';
+import { withRetry } from '../common/retry.ts';
 
 export interface HttpClientConfig {
   /** The longest one attempt may take, headers and body. */

@@ -1,24 +1,24 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Migrator, sql, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { FileMigrationProvider, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { FatalError } from '../common/errors.ts';
 import type { Warehouse } from './db.ts';
 
+/**
+ * `migrations/` beside this code: the `.ts` files when it runs from the sources (vitest, tsx), the compiled
+ * `.js` ones when it runs from `dist/` (dist/src/warehouse → dist/migrations).
+ */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
 
-/** Every `NNNN_name.ts` file of `migrations/`, in name order. */
+/**
+ * Every migration file of DIR (`NNNN_name.ts` or `.js`), named without its extension (`0001_initial`), with
+ * kysely's FileMigrationProvider. It imports what `join` gives it: a file URL here, so that a folder whose path
+ * holds `#`, `%` or `?` still imports (a plain path would be read as a URL and cut there).
+ */
 export function migrationsFrom(dir: string): MigrationProvider {
-  return {
-    async getMigrations() {
-      const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.ts$/.test(f)).sort();
-      const migrations: Record<string, Migration> = {};
-      for (const file of files) {
-        migrations[file.replace(/\.ts$/, '')] = (await import(pathToFileURL(join(dir, file)).href)) as Migration;
-      }
-      return migrations;
-    },
-  };
+  const join = (...parts: string[]) => pathToFileURL(path.join(...parts)).href;
+  return new FileMigrationProvider({ fs, path: { join }, migrationFolder: dir });
 }
 
 // Session-level advisory lock key shared by every `erc20-etl migrate`, so concurrent runs take turns.

@@ -1,6 +1,9 @@
-import type { Clock } from '../common/clock.ts';
-import { FatalError, RetryableError } from '../common/errors.ts';
-import { MAX_RETRY_AFTER_MS } from './errors.ts';
+import pRetry from 'p-retry';
+import type { Clock } from './clock.ts';
+import { FatalError, isRetryable, type EtlError } from './errors.ts';
+
+/** The longest wait a `Retry-After` may impose before it is cut to this. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 export interface RetryOptions {
   /** Retries after the first attempt: at most `retries + 1` attempts. */
@@ -13,14 +16,16 @@ export interface RetryOptions {
   /** Uniform in [0, 1); `Math.random` by default. */
   random?: () => number;
   /** Called before each wait. */
-  onRetry?: (err: RetryableError, attempt: number, delayMs: number) => void;
+  onRetry?: (err: EtlError, attempt: number, delayMs: number) => void;
+  /** Stops the retries: an abort during a wait ends them with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** Every attempt failed with a retryable error; `lastError` is the last of them. Fatal: the retries are spent. */
 export class RetriesExhaustedError extends FatalError {
   constructor(
     readonly attempts: number,
-    readonly lastError: RetryableError,
+    readonly lastError: EtlError,
   ) {
     super(`${lastError.message} (gave up after ${attempts} attempt${attempts === 1 ? '' : 's'})`, { cause: lastError });
   }
@@ -46,24 +51,34 @@ export function retryDelayMs(
 }
 
 /**
- * Runs `fn` until it succeeds, retrying a `RetryableError` and rethrowing anything else at once. After
+ * The one retry policy, for HTTP, JSON-RPC and PostgreSQL alike (p-retry): runs `fn` until it succeeds,
+ * retrying an error that says a retry can help (`isRetryable`) and rethrowing anything else at once. After
  * the last attempt it throws `RetriesExhaustedError`, whose message says how many attempts were made.
- * Waits through `clock.sleep`, so tests can drive it with `manualClock()`.
+ * The waits are this policy's, not p-retry's: jittered exponential backoff that honours a `Retry-After`,
+ * slept on `clock`, so tests drive it with `manualClock()`.
  *
  * @example
  * await withRetry((attempt) => http.get(url), { retries: 5, minDelayMs: 250, maxDelayMs: 10_000, clock: systemClock })
  */
 export async function withRetry<T>(fn: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
   const random = options.random ?? Math.random;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn(attempt);
-    } catch (err) {
-      if (!(err instanceof RetryableError)) throw err;
-      if (attempt > options.retries) throw new RetriesExhaustedError(attempt, err);
-      const delayMs = retryDelayMs(attempt, options, random(), err.retryAfterMs);
-      options.onRetry?.(err, attempt, delayMs);
-      await options.clock.sleep(delayMs);
-    }
+  try {
+    return await pRetry(fn, {
+      retries: options.retries,
+      // p-retry's own timer stays at 0: the wait happens in onFailedAttempt, on the injected clock
+      minTimeout: 0,
+      maxTimeout: 0,
+      ...(options.signal && { signal: options.signal }),
+      shouldRetry: ({ error }) => isRetryable(error),
+      onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+        if (!isRetryable(error) || retriesLeft <= 0) return;
+        const delayMs = retryDelayMs(attemptNumber, options, random(), error.retryAfterMs);
+        options.onRetry?.(error, attemptNumber, delayMs);
+        await options.clock.sleep(delayMs);
+      },
+    });
+  } catch (err) {
+    if (isRetryable(err)) throw new RetriesExhaustedError(options.retries + 1, err);
+    throw err;
   }
 }

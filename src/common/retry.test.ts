@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from '../common/clock.ts';
-import { FatalError, RetryableError } from '../common/errors.ts';
-import { MAX_RETRY_AFTER_MS } from './errors.ts';
-import { RetriesExhaustedError, retryDelayMs, withRetry } from './retry.ts';
+import { manualClock } from './clock.ts';
+import { FatalError, RetryableError } from './errors.ts';
+import { MAX_RETRY_AFTER_MS, RetriesExhaustedError, retryDelayMs, withRetry } from './retry.ts';
 
 /** Lets pending promise callbacks run (the attempt, then its sleep registration). */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
