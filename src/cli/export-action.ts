@@ -1,4 +1,4 @@
-import { createLogger } from '../common/logger.ts';
+import { createLogger, createTerminalLines } from '../common/logger.ts';
 import { backfillJob, loadJobFile, type BackfillFlags } from '../config/load-job.ts';
 import { resolveSettings } from '../config/settings.ts';
 import type { JobConfig } from '../config/job-schema.ts';
@@ -23,9 +23,10 @@ export async function runJobFile(file: string, flags: ConnectionFlags & MetricsF
 async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags & MetricsFlags, command: 'run' | 'backfill'): Promise<void> {
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
   limitHeapGrowth();
-  const logger = createLogger();
+  const terminal = createTerminalLines();
+  const logger = createLogger({ terminal });
   const summary = await withMetricsServed(flags, logger, (metrics) =>
-    exportJob({ databaseUrl: settings.databaseUrl!, api: settings.api!, logger, tty: isTty(), ...(metrics && { metrics }) }, job, command),
+    exportJob({ databaseUrl: settings.databaseUrl!, api: settings.api!, logger, terminal, tty: isTty(), ...(metrics && { metrics }) }, job, command),
   );
   process.stdout.write(summaryText(summary));
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { ApiEndpoint } from '../source/api-url.ts';
+import type { TerminalLines } from '../common/logger.ts';
 import { createProgress } from '../pipeline/progress.ts';
 import { runJob, type RunSummary } from '../pipeline/run-job.ts';
 import { createWarehouse, describeConnectionError, type Warehouse } from '../warehouse/db.ts';
@@ -16,6 +17,8 @@ export interface ExportOptions {
   clock?: Clock;
   /** Show progress bars (a terminal) rather than log lines. */
   tty: boolean;
+  /** Where the logger's readable lines go, so that progress bars can print them above themselves. */
+  terminal?: TerminalLines;
   /** Prometheus metrics to keep up to date. */
   metrics?: RunMetrics;
 }
@@ -48,7 +51,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
         endpoint: options.api,
         logger,
         clock,
-        progress: createProgress({ tty: options.tty, logger, job: job.name }),
+        progress: createProgress({ tty: options.tty, logger, job: job.name, ...(options.terminal && { terminal: options.terminal }) }),
         ...(options.metrics && { metrics: options.metrics }),
       },
       job,
