@@ -190,6 +190,18 @@ describe('a backfill killed mid-range', () => {
 });
 
 describe('erc20-etl status', () => {
+  it('on a warehouse that is not migrated, exits 1 and says to run migrate', async () => {
+    const db = await freshDatabase('cli_status_unmigrated');
+    try {
+      const r = await runCli(['status'], { env: { DATABASE_URL: db.url } });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/The warehouse is not migrated \(\d+ migration\(s\) pending: 0001_initial, .*\)\. Run `erc20-etl migrate` first\./);
+      expect(r.stderr).not.toMatch(/unexpected failure|does not exist/);
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('shows per contract the blocks covered, gaps, rows, the last run and the lag', async () => {
     const target = await migratedWarehouse('cli_status');
     try {

@@ -1,4 +1,5 @@
 import { systemClock } from '../common/clock.ts';
+import { EtlError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { resolveSettings } from '../config/settings.ts';
@@ -9,6 +10,7 @@ import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { contractStatus } from '../warehouse/status.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
+import { ensureMigrated } from './exporter.ts';
 
 /**
  * `erc20-etl status [job-file] [--json]`: per contract, what the warehouse holds, and the lag behind the
@@ -20,6 +22,10 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 2 });
   try {
+    // an unmigrated warehouse is told to migrate, not shown a missing relation
+    await ensureMigrated(warehouse).catch((err: unknown) => {
+      throw err instanceof EtlError ? err : describeConnectionError(err);
+    });
     const contracts = await contractStatus(warehouse.db, job?.contracts.map((c) => c.address)).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
