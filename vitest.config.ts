@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
     // dist/ built from the sources (the tests spawn the CLI, which runs it); then one PostgreSQL server for the
     // run: DATABASE_URL, testcontainers, or embedded (see the files)
     globalSetup: ['test/build-dist.ts', 'test/global-setup.ts'],

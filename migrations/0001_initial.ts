@@ -185,7 +185,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`DROP VIEW IF EXISTS token_transfers_enriched`.execute(db);
-  for (const table of ['export_seen', 'export_chunks', 'export_ranges', 'export_coverage', 'export_runs', 'tokens', 'block_headers', 'token_transfers_removed', 'token_transfers']) {
+  for (const table of [
+    'export_seen',
+    'export_chunks',
+    'export_ranges',
+    'export_coverage',
+    'export_runs',
+    'tokens',
+    'block_headers',
+    'token_transfers_removed',
+    'token_transfers',
+  ]) {
     await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(db);
   }
 }

@@ -48,17 +48,26 @@ const CASES: BadDataCase[] = [
   {
     kind: 'duplicate-in-page',
     outcome: 'tolerated',
-    says: (s) => new RegExp(`contract ${s.contract}, block ${s.block}, ${esc(s.field)}: the same transfer \\(transactionHash 0x[0-9a-f]{64}, logIndex \\d+\\) as tokenTransfers\\[\\d+\\], served twice; kept once`),
+    says: (s) =>
+      new RegExp(
+        `contract ${s.contract}, block ${s.block}, ${esc(s.field)}: the same transfer \\(transactionHash 0x[0-9a-f]{64}, logIndex \\d+\\) as tokenTransfers\\[\\d+\\], served twice; kept once`,
+      ),
   },
   {
     kind: 'duplicate-across-pages',
     outcome: 'tolerated',
-    says: (s) => new RegExp(`contract ${s.contract}, block ${s.block}, tokenTransfers\\[0\\]: the same transfer \\(transactionHash 0x[0-9a-f]{64}, logIndex \\d+\\) as the last row of the previous page, served twice; kept once`),
+    says: (s) =>
+      new RegExp(
+        `contract ${s.contract}, block ${s.block}, tokenTransfers\\[0\\]: the same transfer \\(transactionHash 0x[0-9a-f]{64}, logIndex \\d+\\) as the last row of the previous page, served twice; kept once`,
+      ),
   },
   {
     kind: 'conflicting-duplicate',
     outcome: 'failed',
-    says: (s) => new RegExp(`contract ${s.contract}, block ${s.block}, tokenTransfers\\[0\\]\\.value: the same transfer .* as the last row of the previous page, which said "\\d+", got "\\d+"`),
+    says: (s) =>
+      new RegExp(
+        `contract ${s.contract}, block ${s.block}, tokenTransfers\\[0\\]\\.value: the same transfer .* as the last row of the previous page, which said "\\d+", got "\\d+"`,
+      ),
   },
   {
     kind: 'repeating-page-key',
@@ -73,7 +82,8 @@ const CASES: BadDataCase[] = [
   {
     kind: 'huge-body',
     outcome: 'failed',
-    says: (s) => new RegExp(`\\(contract ${s.contract}, blocks \\d+–\\d+\\): the answer is larger than the response size limit of ${HTTP_DEFAULTS.maxResponseBytes} bytes; reading stopped`),
+    says: (s) =>
+      new RegExp(`\\(contract ${s.contract}, blocks \\d+–\\d+\\): the answer is larger than the response size limit of ${HTTP_DEFAULTS.maxResponseBytes} bytes; reading stopped`),
   },
   {
     kind: 'header-bad-hash',
@@ -142,7 +152,12 @@ describe('bad data from the API', () => {
 
   const contracts = () => [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
   // finality above the chain's length: every run re-reads every page of every contract
-  const followHead = () => job('bad-data', contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock })), { pageSize: 200, concurrency: 2, finality: 1000 });
+  const followHead = () =>
+    job(
+      'bad-data',
+      contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock })),
+      { pageSize: 200, concurrency: 2, finality: 1000 },
+    );
 
   type Control = { armed: CorruptionOrder | null; served: ServedCorruption[]; error?: { message: string } };
   /** POSTs to `/__control/<path>`, or GETs `/__control/corrupt` without a body. */

@@ -54,7 +54,9 @@ async function compile(out: string): Promise<void> {
       process.stderr.write(`build-dist: dist/ is built, but tsc found type errors (npm test's type-check lists them):\n${failure.stdout ?? ''}`);
       return;
     }
-    throw new Error(`Building dist/ for the tests failed: ${failure.stderr || failure.stdout || failure.message}. Run \`npm run build\` to see why, fix it, and run the tests again.`);
+    throw new Error(
+      `Building dist/ for the tests failed: ${failure.stderr || failure.stdout || failure.message}. Run \`npm run build\` to see why, fix it, and run the tests again.`,
+    );
   }
 }
 

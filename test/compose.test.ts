@@ -32,6 +32,7 @@ describe('docker-compose.yml', () => {
       expect(worker.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
       expect(worker.environment?.['DATABASE_URL']).toMatch(/@postgres:5432\//);
       // the API's URL (with the project id) comes from the environment of whoever runs compose
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: docker-compose's own interpolation, written as the file has it
       expect(worker.environment?.['CHAIN_API_URL']).toBe('${CHAIN_API_URL:-}');
       for (const p of worker.ports ?? []) {
         expect(p).toMatch(/^127\.0\.0\.1:\d+:9464$/);
@@ -43,6 +44,7 @@ describe('docker-compose.yml', () => {
         .commands.find((c) => c.name() === 'worker')!
         .options.map((o) => o.long);
       for (const flag of flags.filter((f) => f.startsWith('--'))) expect(known).toContain(flag);
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: docker-compose's own interpolation, written as the file has it
       expect(flags.join(' ')).toContain('${WORKER_FLAGS:-}');
     }
     expect(ports.size).toBe(2);

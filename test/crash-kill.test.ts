@@ -81,8 +81,7 @@ describe('a long backfill SIGKILLed at seeded random moments', () => {
   const scalar = async (query: string): Promise<number> => Number((await observer.pool.query<{ n: string }>(query)).rows[0]?.n ?? 0);
   const runCount = () => scalar('SELECT count(*)::text AS n FROM export_runs');
   const committedPages = () => scalar('SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks');
-  const exporterSessions = () =>
-    scalar(`SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'erc20-etl'`);
+  const exporterSessions = () => scalar(`SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'erc20-etl'`);
 
   it('keeps every committed position behind its rows after each kill, and the final run completes the chain exactly', async () => {
     const rng = createRng(KILL_SEED);
@@ -111,7 +110,10 @@ describe('a long backfill SIGKILLed at seeded random moments', () => {
       const committed = await warehouseTransfers(observer);
       const diff = diffTransfers(committed, datasetTransfers(truth));
       // what was committed is right, just not all there yet
-      expect({ extra: diff.extra, changed: diff.changed, duplicated: diff.duplicated, examples: diff.examples.filter((e) => !e.startsWith('missing')) }, `rows after kill ${kill}`).toEqual({
+      expect(
+        { extra: diff.extra, changed: diff.changed, duplicated: diff.duplicated, examples: diff.examples.filter((e) => !e.startsWith('missing')) },
+        `rows after kill ${kill}`,
+      ).toEqual({
         extra: 0,
         changed: 0,
         duplicated: 0,

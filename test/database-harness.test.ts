@@ -32,8 +32,7 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string, para
   }
 }
 
-const userTables = (url: string) =>
-  query<{ name: string }>(url, "select tablename as name from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
+const userTables = (url: string) => query<{ name: string }>(url, "select tablename as name from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
 
 async function canListenOn(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -79,7 +78,10 @@ describe('the test database server', () => {
       await query(a.url, 'create table only_in_a (id int)');
       expect(await userTables(a.url)).toEqual([{ name: 'only_in_a' }]);
       expect(await userTables(b.url)).toEqual([]);
-      const [current] = await query<{ db: string; encoding: string }>(a.url, "select current_database() as db, pg_encoding_to_char(encoding) as encoding from pg_database where datname = current_database()");
+      const [current] = await query<{ db: string; encoding: string }>(
+        a.url,
+        'select current_database() as db, pg_encoding_to_char(encoding) as encoding from pg_database where datname = current_database()',
+      );
       expect(current).toEqual({ db: a.name, encoding: 'UTF8' });
     } finally {
       await Promise.all([a.drop(), b.drop()]);
@@ -121,9 +123,7 @@ describe('databaseName and databaseUrl', () => {
   });
 
   it('swap only the database of a server URL', () => {
-    expect(databaseUrl('postgres://u:p@127.0.0.1:5432/postgres?sslmode=disable', 'test_a_1')).toBe(
-      'postgres://u:p@127.0.0.1:5432/test_a_1?sslmode=disable',
-    );
+    expect(databaseUrl('postgres://u:p@127.0.0.1:5432/postgres?sslmode=disable', 'test_a_1')).toBe('postgres://u:p@127.0.0.1:5432/test_a_1?sslmode=disable');
   });
 });
 

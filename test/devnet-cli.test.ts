@@ -44,13 +44,17 @@ describe('erc20-etl devnet', () => {
 
   it('dumps the same bytes for the same seed, other bytes for another seed', async () => {
     const flags = ['--blocks', '300', '--transfers', '2000', '--tokens', '5'];
-    for (const [dir, seed] of [['a', '3'], ['b', '3'], ['c', '4']] as const) {
+    for (const [dir, seed] of [
+      ['a', '3'],
+      ['b', '3'],
+      ['c', '4'],
+    ] as const) {
       const result = await runCli(['devnet', 'dump', '--out', join(tmp, dir), '--seed', seed, ...flags]);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/wrote 300 headers, 2000 transfers/);
     }
     const [a, b, c] = [read(join(tmp, 'a')), read(join(tmp, 'b')), read(join(tmp, 'c'))];
-    a.forEach((bytes, i) => expect(bytes.equals(b[i]!), files[i]).toBe(true));
+    for (const [i, bytes] of a.entries()) expect(bytes.equals(b[i]!), files[i]).toBe(true);
     expect(a[0]!.equals(c[0]!)).toBe(false);
   });
 
@@ -61,7 +65,12 @@ describe('erc20-etl devnet', () => {
     const [edge, realistic] = [read(join(tmp, 'a')), read(join(tmp, 'realistic'))];
     expect(realistic[0]!.equals(edge[0]!), 'headers.jsonl').toBe(true);
     expect(realistic[2]!.equals(edge[2]!), 'tokens.jsonl').toBe(true);
-    const values = (bytes: Buffer) => bytes.toString('utf8').trim().split('\n').map((line) => (JSON.parse(line) as { value: string }).value);
+    const values = (bytes: Buffer) =>
+      bytes
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { value: string }).value);
     expect(values(realistic[1]!)).toHaveLength(2000);
     expect(values(realistic[1]!).filter((v) => v.length > 30)).toEqual([]);
     expect(values(edge[1]!).filter((v) => v.length > 30).length).toBeGreaterThan(0);

@@ -70,7 +70,10 @@ describe('reference server serving the mainnet fixture', () => {
       for (const contract of pageSize === 1 ? [USDT, WETH] : contracts) {
         const pages = await allTransfers(suite.devnet.base, { contractAddress: contract, fromBlock: 0, toBlock: 20_000_000, pageSize });
         const rows = pages.flatMap((p) => p.tokenTransfers);
-        const expected = suite.dataset.transfers.filter((t) => t.contractAddress === contract).sort(newestFirst).map(served);
+        const expected = suite.dataset.transfers
+          .filter((t) => t.contractAddress === contract)
+          .sort(newestFirst)
+          .map(served);
         expect(rows).toEqual(expected);
         for (const [i, page] of pages.entries()) {
           expect(page.count).toBe(page.tokenTransfers.length);
@@ -86,9 +89,7 @@ describe('reference server serving the mainnet fixture', () => {
     const pages = await allTransfers(suite.devnet.base, { contractAddress: WETH, fromBlock: 15_000_000, toBlock: 15_000_000, pageSize: 1000 });
     expect(pages[0]!.tokenTransfers).toEqual(inBlock(15_000_000).sort(newestFirst).map(served));
     const both = await allTransfers(suite.devnet.base, { contractAddress: WETH, fromBlock: '0xe4e1c0', toBlock: '0x112a880', pageSize: 1000 });
-    const expected = suite.dataset.transfers
-      .filter((t) => t.contractAddress === WETH && t.blockNumber >= 15_000_000 && t.blockNumber <= 18_000_000)
-      .sort(newestFirst);
+    const expected = suite.dataset.transfers.filter((t) => t.contractAddress === WETH && t.blockNumber >= 15_000_000 && t.blockNumber <= 18_000_000).sort(newestFirst);
     expect(both[0]!.tokenTransfers).toEqual(expected.map(served));
     expect(Math.min(...expected.map((t) => t.blockNumber))).toBe(15_000_000);
     expect(Math.max(...expected.map((t) => t.blockNumber))).toBe(18_000_000);

@@ -18,7 +18,10 @@ async function headersByNumber(base: string, from: number, to: number): Promise<
 
 async function truth(origin: string, file: string): Promise<Record<string, unknown>[]> {
   const text = await (await fetch(`${origin}/__truth/${file}`)).text();
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('reference server serving a synthetic chain', () => {
@@ -65,7 +68,7 @@ describe('reference server serving a synthetic chain', () => {
       if ('contractSymbols' in first) seen.symbols++;
       else seen.symbol++;
       if (first.contractName === '' && first.contractDecimals === '') seen.unknown++;
-      if (/[^\x00-\x7f]/.test(first.contractName)) seen.nonAscii++;
+      if (/\P{ASCII}/u.test(first.contractName)) seen.nonAscii++;
       seen.decimals.add(first.contractDecimals);
       const rows = pages.flatMap((p) => p.tokenTransfers);
       seen.max ||= rows.some((r) => r.value === MAX);

@@ -36,9 +36,7 @@ describe('viem against the reference server', () => {
     const batching = createPublicClient({ chain: mainnet, transport: http(suite.devnet.base, { batch: true, retryCount: 0 }) });
     const hashes = suite.dataset.headers.slice(0, 5).map((h) => h.hash);
     const before = (await suite.devnet.stats()).rpcHttpRequests;
-    const headers = await Promise.all(
-      hashes.map((hash) => batching.request({ method: 'erigon_getHeaderByHash' as never, params: [hash] as never })),
-    );
+    const headers = await Promise.all(hashes.map((hash) => batching.request({ method: 'erigon_getHeaderByHash' as never, params: [hash] as never })));
     expect((headers as { hash: string }[]).map((h) => h.hash)).toEqual(hashes);
     expect((await suite.devnet.stats()).rpcHttpRequests - before).toBe(1);
   });

@@ -207,13 +207,18 @@ describe('erc20-etl status', () => {
     try {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: api() };
       const [a] = contracts();
-      for (const [from, to] of [['500', '600'], ['700', '799']]) {
+      for (const [from, to] of [
+        ['500', '600'],
+        ['700', '799'],
+      ]) {
         const r = await runCli(['backfill', '--contract', a!, '--from', from!, '--to', to!], { env });
         expect(r.code, r.stderr).toBe(0);
       }
       const r = await runCli(['status'], { env });
       expect(r.code, r.stderr).toBe(0);
-      const rows = dataset.transfers.filter((t) => t.contractAddress === a && ((t.blockNumber >= 500 && t.blockNumber <= 600) || (t.blockNumber >= 700 && t.blockNumber <= 799))).length;
+      const rows = dataset.transfers.filter(
+        (t) => t.contractAddress === a && ((t.blockNumber >= 500 && t.blockNumber <= 600) || (t.blockNumber >= 700 && t.blockNumber <= 799)),
+      ).length;
       expect(r.stdout).toContain(a);
       expect(r.stdout).toMatch(/covered: +500–600, 700–799/);
       expect(r.stdout).toMatch(/gaps: +601–699/);

@@ -13,7 +13,11 @@ describe('exporting the mainnet fixture', () => {
   afterAll(() => target.drop());
 
   const contracts = () => [...new Set(suite.dataset.transfers.map((t) => t.contractAddress))].sort();
-  const fixtureJob = () => job('mainnet-fixture', contracts().map((address) => ({ address, fromBlock: 0, toBlock: 19_900_000 })));
+  const fixtureJob = () =>
+    job(
+      'mainnet-fixture',
+      contracts().map((address) => ({ address, fromBlock: 0, toBlock: 19_900_000 })),
+    );
 
   it('exports every transfer exactly, every column', async () => {
     await fetch(`${suite.devnet.origin}/__control/reset-stats`, { method: 'POST' });
@@ -66,9 +70,7 @@ describe('exporting the mainnet fixture', () => {
     for (const t of tokens) {
       const known = suite.dataset.tokens.find((k) => k.contractAddress === t.contract_address);
       expect({ name: t.name, symbol: t.symbol, decimals: t.decimals }).toEqual(
-        known
-          ? { name: known.contractName, symbol: known.contractSymbol, decimals: Number(known.contractDecimals) }
-          : { name: null, symbol: null, decimals: null },
+        known ? { name: known.contractName, symbol: known.contractSymbol, decimals: Number(known.contractDecimals) } : { name: null, symbol: null, decimals: null },
       );
     }
   });

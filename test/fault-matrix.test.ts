@@ -85,108 +85,120 @@ describe('the exporter under injected faults', () => {
     });
   });
 
-  it.each(CASES)('$name: the warehouse equals /__truth and the ledger counts every retry and 429 the server caused', async (c) => {
-    const devnet = await startDevnet(dataset, { faults: c.faults, rateLimit: c.rateLimit, seed: 1000 + CASES.indexOf(c) });
-    const target = await migratedWarehouse(`faults_${c.name}`);
-    try {
-      const contracts = contractsOf(dataset);
-      const head = OPTIONS.startBlock + OPTIONS.blocks - 1;
-      const config = job(`faults-${CASES.indexOf(c)}`, contracts.map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: head })), {
-        pageSize: PAGE_SIZE,
-        concurrency: 4,
-      });
-      const competitor = c.competitorRps === undefined ? undefined : startCompetitor(devnet.base, c.competitorRps);
-      const started = performance.now();
-      const summary = await runExport(target.url, devnet.base, config).finally(() => competitor?.stop());
-      const ms = Math.round(performance.now() - started);
-      const rival = await competitor?.stop();
-      const stats = await devnet.stats();
+  it.each(CASES)(
+    '$name: the warehouse equals /__truth and the ledger counts every retry and 429 the server caused',
+    async (c) => {
+      const devnet = await startDevnet(dataset, { faults: c.faults, rateLimit: c.rateLimit, seed: 1000 + CASES.indexOf(c) });
+      const target = await migratedWarehouse(`faults_${c.name}`);
+      try {
+        const contracts = contractsOf(dataset);
+        const head = OPTIONS.startBlock + OPTIONS.blocks - 1;
+        const config = job(
+          `faults-${CASES.indexOf(c)}`,
+          contracts.map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: head })),
+          {
+            pageSize: PAGE_SIZE,
+            concurrency: 4,
+          },
+        );
+        const competitor = c.competitorRps === undefined ? undefined : startCompetitor(devnet.base, c.competitorRps);
+        const started = performance.now();
+        const summary = await runExport(target.url, devnet.base, config).finally(() => competitor?.stop());
+        const ms = Math.round(performance.now() - started);
+        const rival = await competitor?.stop();
+        const stats = await devnet.stats();
 
-      // the data: exactly the truth, no row lost, none twice, none different
-      const rows = await warehouseTransfers(target.warehouse);
-      const expected = datasetTransfers(truth);
-      const diff = diffTransfers(rows, expected);
-      expect(diff).toMatchObject({ rows: OPTIONS.transfers, expected: OPTIONS.transfers, ...EXACT });
+        // the data: exactly the truth, no row lost, none twice, none different
+        const rows = await warehouseTransfers(target.warehouse);
+        const expected = datasetTransfers(truth);
+        const diff = diffTransfers(rows, expected);
+        expect(diff).toMatchObject({ rows: OPTIONS.transfers, expected: OPTIONS.transfers, ...EXACT });
 
-      // every transfer's block has its header, verified, and no other header was stored
-      const wanted = new Set(truth.transfers.map((t) => t.blockHash));
-      const stored = await target.warehouse.db.selectFrom('block_headers').select(['hash', 'number', 'parent_hash', 'hash_verified', 'canonical']).execute();
-      expect(stored.map((h) => h.hash).sort()).toEqual([...wanted].sort());
-      const truthHeaders = new Map(truth.headers.map((h) => [h.hash, h]));
-      const wrongHeaders = stored.filter((h) => {
-        const t = truthHeaders.get(h.hash);
-        return !h.hash_verified || !h.canonical || !t || BigInt(h.number) !== BigInt(t.number!) || h.parent_hash !== t.parentHash;
-      });
-      expect(wrongHeaders).toEqual([]);
+        // every transfer's block has its header, verified, and no other header was stored
+        const wanted = new Set(truth.transfers.map((t) => t.blockHash));
+        const stored = await target.warehouse.db.selectFrom('block_headers').select(['hash', 'number', 'parent_hash', 'hash_verified', 'canonical']).execute();
+        expect(stored.map((h) => h.hash).sort()).toEqual([...wanted].sort());
+        const truthHeaders = new Map(truth.headers.map((h) => [h.hash, h]));
+        const wrongHeaders = stored.filter((h) => {
+          const t = truthHeaders.get(h.hash);
+          return !h.hash_verified || !h.canonical || !t || BigInt(h.number) !== BigInt(t.number!) || h.parent_hash !== t.parentHash;
+        });
+        expect(wrongHeaders).toEqual([]);
 
-      // the faults this case is about really happened to the exporter, and nothing else went wrong on the server
-      const injected = injectedFaults(stats);
-      expect(rival?.other ?? 0, 'answers to the other client that are no fault').toBe(0);
-      const exporterGot: InjectedFaults = {
-        failures: injected.failures - (rival?.failures ?? 0),
-        resets: injected.resets - (rival?.resets ?? 0),
-        truncated: injected.truncated - (rival?.truncated ?? 0),
-        rateLimited: injected.rateLimited - (rival?.rateLimited ?? 0),
-        headerLags: injected.headerLags,
-      };
-      // with another client on the same project id, which of the two meets a given rare fault is chance:
-      // then each kind must have been injected, and the exporter must have met faults, but not every kind
-      for (const kind of c.injects) {
-        if (c.competitorRps && kind !== 'rateLimited') expect(injected[kind], `${kind} injected`).toBeGreaterThan(0);
-        else expect(exporterGot[kind], `${kind} injected into the exporter`).toBeGreaterThan(0);
-      }
-      if (c.injects.length) expect(Object.values(exporterGot).reduce((a, b) => a + b, 0), 'faults the exporter met').toBeGreaterThan(0);
-      for (const kind of Object.keys(injected) as (keyof InjectedFaults)[]) {
-        if (!c.injects.includes(kind)) expect(injected[kind], `${kind} not configured`).toBe(0);
-      }
-      expect(Object.keys(stats.errors).filter((k) => !FAULT_ERROR_KEYS.has(k))).toEqual([]);
+        // the faults this case is about really happened to the exporter, and nothing else went wrong on the server
+        const injected = injectedFaults(stats);
+        expect(rival?.other ?? 0, 'answers to the other client that are no fault').toBe(0);
+        const exporterGot: InjectedFaults = {
+          failures: injected.failures - (rival?.failures ?? 0),
+          resets: injected.resets - (rival?.resets ?? 0),
+          truncated: injected.truncated - (rival?.truncated ?? 0),
+          rateLimited: injected.rateLimited - (rival?.rateLimited ?? 0),
+          headerLags: injected.headerLags,
+        };
+        // with another client on the same project id, which of the two meets a given rare fault is chance:
+        // then each kind must have been injected, and the exporter must have met faults, but not every kind
+        for (const kind of c.injects) {
+          if (c.competitorRps && kind !== 'rateLimited') expect(injected[kind], `${kind} injected`).toBeGreaterThan(0);
+          else expect(exporterGot[kind], `${kind} injected into the exporter`).toBeGreaterThan(0);
+        }
+        if (c.injects.length)
+          expect(
+            Object.values(exporterGot).reduce((a, b) => a + b, 0),
+            'faults the exporter met',
+          ).toBeGreaterThan(0);
+        for (const kind of Object.keys(injected) as (keyof InjectedFaults)[]) {
+          if (!c.injects.includes(kind)) expect(injected[kind], `${kind} not configured`).toBe(0);
+        }
+        expect(Object.keys(stats.errors).filter((k) => !FAULT_ERROR_KEYS.has(k))).toEqual([]);
 
-      // the run ledger agrees with the server: every HTTP attempt, a retry for each failed one (5xx, reset,
-      // cut body, 429), and each 429
-      const ledger = await target.warehouse.db.selectFrom('export_runs').selectAll().where('id', '=', summary.runId).executeTakeFirstOrThrow();
-      expect({
-        status: ledger.status,
-        apiRequests: Number(ledger.api_requests),
-        retries: Number(ledger.retries),
-        rateLimited: Number(ledger.rate_limited),
-        headersFetched: Number(ledger.headers_fetched),
-      }).toEqual({
-        status: 'succeeded',
-        apiRequests: stats.getTokenTransfers + stats.rpcHttpRequests - (rival?.requests ?? 0),
-        retries: exporterGot.failures + exporterGot.resets + exporterGot.truncated + exporterGot.rateLimited,
-        rateLimited: exporterGot.rateLimited,
-        headersFetched: wanted.size,
-      });
-      expect(summary.totals).toMatchObject({ apiRequests: Number(ledger.api_requests), retries: Number(ledger.retries), rateLimited: Number(ledger.rate_limited) });
-
-      // a lagging header is not an HTTP failure: enrichment asks for it again in a later batch, so the
-      // server answers each hash once, plus once per lag, plus the lookups of batches whose answer was cut
-      const headerLookups = stats.rpcCalls.erigon_getHeaderByHash ?? 0;
-      if (exporterGot.resets + exporterGot.truncated === 0) expect(headerLookups).toBe(wanted.size + injected.headerLags);
-      else expect(headerLookups).toBeGreaterThanOrEqual(wanted.size + injected.headerLags);
-
-      figures.push({
-        case: c.name,
-        faults: { ...c.faults, ...(c.rateLimit !== undefined && { rateLimit: c.rateLimit }), ...(c.competitorRps !== undefined && { competitorRps: c.competitorRps }) },
-        injected,
-        ...(rival && { competitor: rival }),
-        injectedIntoExporter: exporterGot,
-        server: { getTokenTransfers: stats.getTokenTransfers, rpcHttpRequests: stats.rpcHttpRequests, headerLookups, errors: stats.errors },
-        ledger: {
+        // the run ledger agrees with the server: every HTTP attempt, a retry for each failed one (5xx, reset,
+        // cut body, 429), and each 429
+        const ledger = await target.warehouse.db.selectFrom('export_runs').selectAll().where('id', '=', summary.runId).executeTakeFirstOrThrow();
+        expect({
           status: ledger.status,
           apiRequests: Number(ledger.api_requests),
           retries: Number(ledger.retries),
           rateLimited: Number(ledger.rate_limited),
           headersFetched: Number(ledger.headers_fetched),
-          rowsInserted: Number(ledger.rows_inserted),
-        },
-        rows: { rows: diff.rows, expected: diff.expected, lost: diff.lost, extra: diff.extra, duplicated: diff.duplicated, changed: diff.changed },
-        headers: { expected: wanted.size, stored: stored.length },
-        ms,
-      });
-    } finally {
-      await target.drop();
-      await devnet.close();
-    }
-  }, 180_000);
+        }).toEqual({
+          status: 'succeeded',
+          apiRequests: stats.getTokenTransfers + stats.rpcHttpRequests - (rival?.requests ?? 0),
+          retries: exporterGot.failures + exporterGot.resets + exporterGot.truncated + exporterGot.rateLimited,
+          rateLimited: exporterGot.rateLimited,
+          headersFetched: wanted.size,
+        });
+        expect(summary.totals).toMatchObject({ apiRequests: Number(ledger.api_requests), retries: Number(ledger.retries), rateLimited: Number(ledger.rate_limited) });
+
+        // a lagging header is not an HTTP failure: enrichment asks for it again in a later batch, so the
+        // server answers each hash once, plus once per lag, plus the lookups of batches whose answer was cut
+        const headerLookups = stats.rpcCalls.erigon_getHeaderByHash ?? 0;
+        if (exporterGot.resets + exporterGot.truncated === 0) expect(headerLookups).toBe(wanted.size + injected.headerLags);
+        else expect(headerLookups).toBeGreaterThanOrEqual(wanted.size + injected.headerLags);
+
+        figures.push({
+          case: c.name,
+          faults: { ...c.faults, ...(c.rateLimit !== undefined && { rateLimit: c.rateLimit }), ...(c.competitorRps !== undefined && { competitorRps: c.competitorRps }) },
+          injected,
+          ...(rival && { competitor: rival }),
+          injectedIntoExporter: exporterGot,
+          server: { getTokenTransfers: stats.getTokenTransfers, rpcHttpRequests: stats.rpcHttpRequests, headerLookups, errors: stats.errors },
+          ledger: {
+            status: ledger.status,
+            apiRequests: Number(ledger.api_requests),
+            retries: Number(ledger.retries),
+            rateLimited: Number(ledger.rate_limited),
+            headersFetched: Number(ledger.headers_fetched),
+            rowsInserted: Number(ledger.rows_inserted),
+          },
+          rows: { rows: diff.rows, expected: diff.expected, lost: diff.lost, extra: diff.extra, duplicated: diff.duplicated, changed: diff.changed },
+          headers: { expected: wanted.size, stored: stored.length },
+          ms,
+        });
+      } finally {
+        await target.drop();
+        await devnet.close();
+      }
+    },
+    180_000,
+  );
 });

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../src/common/clock.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { createHeaderQueue } from '../src/pipeline/header-queue.ts';
-import { parseApiUrl } from '../src/source/api-url.ts';
-import { createSourceCounters } from '../src/source/counters.ts';
+import { parseApiUrl } from '../src/config/api-url.ts';
+import { createSourceCounters } from '../src/common/source-counters.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
 import { createRpcClient } from '../src/source/rpc-client.ts';
 import { startDevnet } from './helpers/devnet.ts';
@@ -17,10 +17,13 @@ const LAST = OPTIONS.startBlock + OPTIONS.blocks - 1;
 describe('fetching headers while reading pages', () => {
   const world = syntheticWorld('header_fetching', OPTIONS);
   const contracts = () => world.contracts();
-  const distinctBlocks = (from: number, to: number) =>
-    new Set(world.dataset.transfers.filter((t) => t.blockNumber >= from && t.blockNumber <= to).map((t) => t.blockHash)).size;
+  const distinctBlocks = (from: number, to: number) => new Set(world.dataset.transfers.filter((t) => t.blockNumber >= from && t.blockNumber <= to).map((t) => t.blockHash)).size;
   const backfill = (from: number, to: number, pageSize: number) =>
-    job('headers', contracts().map((address) => ({ address, fromBlock: from, toBlock: to })), { pageSize, concurrency: 3 });
+    job(
+      'headers',
+      contracts().map((address) => ({ address, fromBlock: from, toBlock: to })),
+      { pageSize, concurrency: 3 },
+    );
   const reset = () => fetch(`${world.devnet.origin}/__control/reset-stats`, { method: 'POST' });
 
   it('asks for each new block once, in full batches of 100 but the last', async () => {
@@ -58,8 +61,13 @@ describe('fetching headers while reading pages', () => {
       await reset();
       // the contracts' pages, newest first, offered in turns: each contract reaches a block at its own pace,
       // long after the queue's memory (8 blocks here) has moved on, while the block's batch is not full yet
-      const byContract = contracts().map((c) => world.dataset.transfers.filter((t) => t.contractAddress === c).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex));
-      const queue = createHeaderQueue({ warehouse: own.warehouse, rpc: createRpcClient({ http, batchSize: 400 }), logger, clock: systemClock }, { job: 'pending', runId: '1', batchSize: 400, concurrency: 2, remembered: 8 });
+      const byContract = contracts().map((c) =>
+        world.dataset.transfers.filter((t) => t.contractAddress === c).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex),
+      );
+      const queue = createHeaderQueue(
+        { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 400 }), logger, clock: systemClock },
+        { job: 'pending', runId: '1', batchSize: 400, concurrency: 2, remembered: 8 },
+      );
       for (let start = 0; byContract.some((rows) => start < rows.length); start += 50) {
         for (const [i, rows] of byContract.entries()) if (start < rows.length) await queue.offer(rows.slice(start, start + 50), contracts()[i]!);
       }
@@ -80,10 +88,14 @@ describe('fetching headers while reading pages', () => {
     const slow = await startDevnet(wide, { faults: { latencyMs: [5, 25] } });
     try {
       const addresses = [...new Set(wide.transfers.map((t) => t.contractAddress))];
-      const config = job('headers-many', addresses.map((address) => ({ address, fromBlock: 4_000_000, toBlock: 4_007_999 })), {
-        pageSize: 200,
-        concurrency: 8,
-      });
+      const config = job(
+        'headers-many',
+        addresses.map((address) => ({ address, fromBlock: 4_000_000, toBlock: 4_007_999 })),
+        {
+          pageSize: 200,
+          concurrency: 8,
+        },
+      );
       const summary = await runExport(many.url, slow.base, config);
       const expected = new Set(wide.transfers.map((t) => t.blockHash)).size;
       expect(expected).toBeGreaterThan(2000);

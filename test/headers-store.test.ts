@@ -44,10 +44,7 @@ describe('storing block headers', () => {
     const many = generateSyntheticDataset({ seed: 41, blocks: 2000, tokens: 1, transfers: 10, startBlock: 9_000_000 }).headers;
     const batch = many.map((header) => ({ header, extra: null, hashVerified: true }));
     for (let round = 0; round < 3; round++) {
-      const stored = await Promise.all([
-        insertHeaders(target.warehouse.db, batch, '1'),
-        insertHeaders(target.warehouse.db, [...batch].reverse(), '2'),
-      ]);
+      const stored = await Promise.all([insertHeaders(target.warehouse.db, batch, '1'), insertHeaders(target.warehouse.db, [...batch].reverse(), '2')]);
       expect(stored[0] + stored[1]).toBe(many.length);
       await target.warehouse.db.deleteFrom('block_headers').where('number', '>=', '9000000').execute();
     }

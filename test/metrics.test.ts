@@ -46,7 +46,11 @@ describe('Prometheus metrics', () => {
   it('the endpoint reports the numbers of a run, and adds up runs', async () => {
     const { dataset, devnet, target } = world;
     const toBlock = LAST - 100;
-    const config = job('metrics', contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock })), { pageSize: 100, concurrency: 2 });
+    const config = job(
+      'metrics',
+      contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock })),
+      { pageSize: 100, concurrency: 2 },
+    );
     const log = captureLogger();
     const first = await runExport(target.url, devnet.base, config, log.logger, metrics);
     let stats = await devnet.stats();
@@ -60,7 +64,10 @@ describe('Prometheus metrics', () => {
     expect(value(text, 'erc20_etl_retries_total')).toBe(0);
     expect(value(text, 'erc20_etl_rate_limited_total')).toBe(0);
     // 2 × concurrency chunks shared over 3 contracts, and the chunks the last ones gave blocks to
-    const splits = log.text().split('\n').filter((line) => line.includes('"msg":"chunk split"')).length;
+    const splits = log
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"chunk split"')).length;
     expect(value(text, 'erc20_etl_chunk_duration_seconds_count', { job: 'metrics' })).toBe(4 + splits);
     for (const contract of contracts()) {
       expect(value(text, 'erc20_etl_lag_blocks', { job: 'metrics', contract })).toBe(first.head - toBlock);

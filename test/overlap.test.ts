@@ -50,10 +50,18 @@ describe('two runs of one job started at the same moment', () => {
     const results = await Promise.all([timed(), timed()]);
     const winner = results.find((r) => r.code === 0);
     const loser = results.find((r) => r.code === 75);
-    figures.push({ case: 'same job file, two CLI runs at once', exits: results.map((r) => r.code), winnerMs: winner?.ms, loserMs: loser?.ms, loserSaid: loser && lastLine(loser.stderr) });
+    figures.push({
+      case: 'same job file, two CLI runs at once',
+      exits: results.map((r) => r.code),
+      winnerMs: winner?.ms,
+      loserMs: loser?.ms,
+      loserSaid: loser && lastLine(loser.stderr),
+    });
 
     expect(results.map((r) => r.code).sort(), results.map((r) => r.stderr).join('\n----\n')).toEqual([0, 75]);
-    expect(loser!.stderr).toMatch(/^erc20-etl: Another run of job "same-job" is in progress, or `erc20-etl worker` processes are reading its queued chunks \(either holds the job's lock\); this did nothing\./m);
+    expect(loser!.stderr).toMatch(
+      /^erc20-etl: Another run of job "same-job" is in progress, or `erc20-etl worker` processes are reading its queued chunks \(either holds the job's lock\); this did nothing\./m,
+    );
     expect(loser!.stdout).toBe('');
     // it stopped at the lock, while the other was still working
     expect(loser!.ms).toBeLessThan(winner!.ms);
@@ -145,5 +153,3 @@ describe('two jobs over the same contracts and blocks at once', () => {
 function lastLine(text: string): string {
   return text.trim().split('\n').at(-1) ?? '';
 }
-
-

@@ -57,8 +57,7 @@ describe('loading by page spans', () => {
     await devnet.close();
   });
 
-  const backfill = (name: string, pageSize: number) =>
-    job(name, [{ address: contract, fromBlock: OPTIONS.startBlock, toBlock: LAST }], { pageSize, concurrency: 3 });
+  const backfill = (name: string, pageSize: number) => job(name, [{ address: contract, fromBlock: OPTIONS.startBlock, toBlock: LAST }], { pageSize, concurrency: 3 });
   const truth = () => datasetTransfers(dataset, [contract]);
 
   it('removes rows the chain lost, inside pages and on the blocks two pages share, at every page size', async () => {
@@ -78,11 +77,7 @@ describe('loading by page spans', () => {
         expect(await warehouseTransfers(target.warehouse), `page size ${pageSize}`).toEqual(real);
         expect(summary.totals.rowsRemoved).toBe(phantoms.length);
         expect(summary.totals.rowsInserted + summary.totals.rowsUpdated).toBe(0);
-        const removed = await target.warehouse.db
-          .selectFrom('token_transfers_removed')
-          .selectAll()
-          .where('removed_by_run', '=', summary.runId)
-          .execute();
+        const removed = await target.warehouse.db.selectFrom('token_transfers_removed').selectAll().where('removed_by_run', '=', summary.runId).execute();
         expect(removed.map((r) => key(rowToTransfer(r))).sort()).toEqual(phantoms.map(key).sort());
         await target.warehouse.db.deleteFrom('token_transfers_removed').execute();
       }
@@ -202,7 +197,12 @@ describe('loading by page spans', () => {
       expect(missing.map((m) => `${m.transaction_hash}:${m.log_index}`)).toEqual([key(phantoms[0]!)]);
       const chunk = await warehouse.db.selectFrom('export_chunks').select(['open_hashes', 'open_log_indexes']).executeTakeFirstOrThrow();
       const openKeys = chunk.open_hashes.map((h, i) => `${h}:${chunk.open_log_indexes[i]}`).sort();
-      expect(openKeys).toEqual(committed.filter((r) => r.blockNumber === stoppedIn).map(key).sort());
+      expect(openKeys).toEqual(
+        committed
+          .filter((r) => r.blockNumber === stoppedIn)
+          .map(key)
+          .sort(),
+      );
 
       const summary = await runExport(database.url, devnet.base, {
         ...backfill('part-way', size),

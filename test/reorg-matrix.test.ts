@@ -7,18 +7,7 @@ import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { RunSummary } from '../src/pipeline/run-job.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
-import {
-  chunkPositions,
-  contractsOf,
-  diffTransfers,
-  EXACT,
-  transferKey,
-  triggerReorg,
-  truthTransfers,
-  waitFor,
-  writeFigures,
-  type ReorgAnswer,
-} from './helpers/chaos.ts';
+import { chunkPositions, contractsOf, diffTransfers, EXACT, transferKey, triggerReorg, truthTransfers, waitFor, writeFigures, type ReorgAnswer } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { job, migratedWarehouse, rowToTransfer, runExport, warehouseTransfers } from './helpers/exporter.ts';
@@ -89,7 +78,11 @@ beforeAll(() => {
 
 /** A follow-the-head job: each run after the first re-reads the newest FINALITY blocks. */
 const followHead = (name: string, fromBlock: number, pageSize: number) =>
-  job(name, contractsOf(dataset).map((address) => ({ address, fromBlock })), { finality: FINALITY, pageSize, concurrency: 4 });
+  job(
+    name,
+    contractsOf(dataset).map((address) => ({ address, fromBlock })),
+    { finality: FINALITY, pageSize, concurrency: 4 },
+  );
 
 /**
  * Resolves once the first contract's newest chunk has committed pages past every block a reorg of
@@ -101,9 +94,7 @@ async function newestChunkPast(warehouse: Warehouse, depth: number, gaveUp: () =
   await waitFor(
     async () =>
       gaveUp() ||
-      (await chunkPositions(warehouse.pool)).some(
-        (c) => c.contract === first && c.toBlock === HEAD && (c.done || (c.resumeToBlock !== null && c.resumeToBlock < forkBlock)),
-      ),
+      (await chunkPositions(warehouse.pool)).some((c) => c.contract === first && c.toBlock === HEAD && (c.done || (c.resumeToBlock !== null && c.resumeToBlock < forkBlock))),
     { what: `the newest chunk to read past block ${forkBlock}`, timeoutMs: 60_000 },
   );
 }
@@ -132,7 +123,10 @@ async function expectRepaired(
 
   const now = new Set(expected.map(transferKey));
   const gone = before.filter((t) => !now.has(transferKey(t)));
-  expect(gone.filter((t) => t.blockNumber < reorg.forkBlock), 'rows gone below the fork block').toEqual([]);
+  expect(
+    gone.filter((t) => t.blockNumber < reorg.forkBlock),
+    'rows gone below the fork block',
+  ).toEqual([]);
   const removed = await warehouse.db.selectFrom('token_transfers_removed').selectAll().where('removed_by_run', '=', run.runId).execute();
   const asRecord = rowToTransfer;
   expect(diffTransfers(removed.map(asRecord), gone), `rows removed by run ${run.runId} (depth ${reorg.depth})`).toMatchObject(EXACT);
@@ -140,11 +134,20 @@ async function expectRepaired(
 
   const headers = await warehouse.db.selectFrom('block_headers').select(['hash', 'number', 'canonical']).execute();
   const stored = new Map(headers.map((h) => [h.hash, h.canonical]));
-  expect(expected.filter((t) => !stored.has(t.blockHash)).map((t) => `${t.blockNumber} ${t.blockHash}`), 'transfers without a header').toEqual([]);
+  expect(
+    expected.filter((t) => !stored.has(t.blockHash)).map((t) => `${t.blockNumber} ${t.blockHash}`),
+    'transfers without a header',
+  ).toEqual([]);
   const pointedAt = new Set(expected.map((t) => t.blockHash));
-  expect(headers.filter((h) => h.canonical !== pointedAt.has(h.hash)), 'headers whose canonical flag is wrong').toEqual([]);
+  expect(
+    headers.filter((h) => h.canonical !== pointedAt.has(h.hash)),
+    'headers whose canonical flag is wrong',
+  ).toEqual([]);
   const storedOrphans = reorg.orphanedHeaders.filter((h) => stored.has(h));
-  expect(storedOrphans.filter((h) => stored.get(h) !== false), 'orphaned headers still canonical').toEqual([]);
+  expect(
+    storedOrphans.filter((h) => stored.get(h) !== false),
+    'orphaned headers still canonical',
+  ).toEqual([]);
 
   const stale = diffTransfers(before, expected);
   const figures: RepairFigures = {
@@ -193,127 +196,144 @@ describe('reorgs between runs, depths 1 to 64', () => {
 });
 
 describe('reorgs while a run is between pages', () => {
-  it.each(MID_RUN_DEPTHS)('depth %i: the next run repairs what the interrupted run read from the old fork', async (depth) => {
-    // a fresh chain and warehouse per depth; the interrupted run is a job's first, in small pages, slowed down
-    const devnet = await startDevnet(dataset, { seed: 5700 + depth, faults: { latencyMs: [4, 8] } });
-    const target = await migratedWarehouse(`reorg_mid_run_${depth}`);
-    try {
-      const config = followHead(`reorg-mid-run-${depth}`, MID_RUN_FROM, 20);
-      let settled = false;
-      const interrupted = runExport(target.url, devnet.base, config).then(
-        (summary) => ({ ok: true as const, summary }),
-        (err: unknown) => ({ ok: false as const, error: err instanceof Error ? err.message : String(err) }),
-      );
-      void interrupted.finally(() => (settled = true));
+  it.each(MID_RUN_DEPTHS)(
+    'depth %i: the next run repairs what the interrupted run read from the old fork',
+    async (depth) => {
+      // a fresh chain and warehouse per depth; the interrupted run is a job's first, in small pages, slowed down
+      const devnet = await startDevnet(dataset, { seed: 5700 + depth, faults: { latencyMs: [4, 8] } });
+      const target = await migratedWarehouse(`reorg_mid_run_${depth}`);
+      try {
+        const config = followHead(`reorg-mid-run-${depth}`, MID_RUN_FROM, 20);
+        let settled = false;
+        const interrupted = runExport(target.url, devnet.base, config).then(
+          (summary) => ({ ok: true as const, summary }),
+          (err: unknown) => ({ ok: false as const, error: err instanceof Error ? err.message : String(err) }),
+        );
+        void interrupted.finally(() => (settled = true));
 
-      // strike once the first contract's newest chunk has read past every block the reorg will replace
-      const forkBlock = HEAD - depth + 1;
-      await newestChunkPast(target.warehouse, depth, () => settled);
-      expect(settled, 'the run was still reading when the reorg struck').toBe(false);
-      const oldForkRows = await rowsFrom(target.warehouse, forkBlock);
-      const reorg = await triggerReorg(devnet.origin, depth);
-      expect(reorg.forkBlock).toBe(forkBlock);
-      const atReorg = await chunkPositions(target.warehouse.pool);
-      expect(atReorg.some((c) => !c.done), 'chunks were left to read after the reorg').toBe(true);
-      expect(oldForkRows, 'rows of the replaced blocks were committed before the reorg').toBeGreaterThan(0);
+        // strike once the first contract's newest chunk has read past every block the reorg will replace
+        const forkBlock = HEAD - depth + 1;
+        await newestChunkPast(target.warehouse, depth, () => settled);
+        expect(settled, 'the run was still reading when the reorg struck').toBe(false);
+        const oldForkRows = await rowsFrom(target.warehouse, forkBlock);
+        const reorg = await triggerReorg(devnet.origin, depth);
+        expect(reorg.forkBlock).toBe(forkBlock);
+        const atReorg = await chunkPositions(target.warehouse.pool);
+        expect(
+          atReorg.some((c) => !c.done),
+          'chunks were left to read after the reorg',
+        ).toBe(true);
+        expect(oldForkRows, 'rows of the replaced blocks were committed before the reorg').toBeGreaterThan(0);
 
-      const outcome = await interrupted;
-      const before = await warehouseTransfers(target.warehouse);
-      const repair = await runExport(target.url, devnet.base, config);
-      const { figures: repaired } = await expectRepaired(target.warehouse, devnet.origin, { reorg, fromBlock: MID_RUN_FROM, before, run: repair });
-      // the interrupted run did leave rows of the old fork behind, so the repair had work to do (not all of
-      // them need be: a transaction the reorg moved may land on its old log index, and a later page reads it again)
-      expect(repaired.staleRows, 'stale rows left by the interrupted run').toBeGreaterThan(0);
-      // the interrupted run removed nothing: it had read every row it held itself
-      if (outcome.ok) expect(outcome.summary.totals.rowsRemoved).toBe(0);
-      figures.midRun.push({
-        ...repaired,
-        oldForkRowsAtReorg: oldForkRows,
-        pagesAtReorg: atReorg.reduce((a, c) => a + c.pages, 0),
-        chunksDoneAtReorg: `${atReorg.filter((c) => c.done).length}/${atReorg.length}`,
-        interruptedRun: outcome.ok ? 'succeeded' : 'failed',
-        ...(!outcome.ok && { interruptedRunError: outcome.error }),
-      });
-    } finally {
-      await target.drop();
-      await devnet.close();
-    }
-  }, 120_000);
+        const outcome = await interrupted;
+        const before = await warehouseTransfers(target.warehouse);
+        const repair = await runExport(target.url, devnet.base, config);
+        const { figures: repaired } = await expectRepaired(target.warehouse, devnet.origin, { reorg, fromBlock: MID_RUN_FROM, before, run: repair });
+        // the interrupted run did leave rows of the old fork behind, so the repair had work to do (not all of
+        // them need be: a transaction the reorg moved may land on its old log index, and a later page reads it again)
+        expect(repaired.staleRows, 'stale rows left by the interrupted run').toBeGreaterThan(0);
+        // the interrupted run removed nothing: it had read every row it held itself
+        if (outcome.ok) expect(outcome.summary.totals.rowsRemoved).toBe(0);
+        figures.midRun.push({
+          ...repaired,
+          oldForkRowsAtReorg: oldForkRows,
+          pagesAtReorg: atReorg.reduce((a, c) => a + c.pages, 0),
+          chunksDoneAtReorg: `${atReorg.filter((c) => c.done).length}/${atReorg.length}`,
+          interruptedRun: outcome.ok ? 'succeeded' : 'failed',
+          ...(!outcome.ok && { interruptedRunError: outcome.error }),
+        });
+      } finally {
+        await target.drop();
+        await devnet.close();
+      }
+    },
+    120_000,
+  );
 });
 
 describe('reorgs while a run is between pages, the run then killed', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'erc20-etl-reorg-kill-'));
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it.each(KILLED_RUN_DEPTHS)('depth %i: the next run, which resumes the killed one, leaves the warehouse equal to the truth', async (depth) => {
-    const devnet = await startDevnet(dataset, { seed: 5800 + depth, faults: { latencyMs: [4, 8] } });
-    const target = await migratedWarehouse(`reorg_killed_run_${depth}`);
-    try {
-      const config = followHead(`reorg-killed-run-${depth}`, MID_RUN_FROM, 20);
-      const file = join(tmp, `${config.name}.json`);
-      writeFileSync(file, JSON.stringify(config));
-      const child = spawn(process.execPath, [BIN, 'run', file], {
-        cwd: REPO_DIR,
-        env: { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'warn' },
-      });
-      let exited = false;
-      const result = collect(child, 120_000).finally(() => (exited = true));
+  it.each(KILLED_RUN_DEPTHS)(
+    'depth %i: the next run, which resumes the killed one, leaves the warehouse equal to the truth',
+    async (depth) => {
+      const devnet = await startDevnet(dataset, { seed: 5800 + depth, faults: { latencyMs: [4, 8] } });
+      const target = await migratedWarehouse(`reorg_killed_run_${depth}`);
+      try {
+        const config = followHead(`reorg-killed-run-${depth}`, MID_RUN_FROM, 20);
+        const file = join(tmp, `${config.name}.json`);
+        writeFileSync(file, JSON.stringify(config));
+        const child = spawn(process.execPath, [BIN, 'run', file], {
+          cwd: REPO_DIR,
+          env: { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'warn' },
+        });
+        let exited = false;
+        const result = collect(child, 120_000).finally(() => (exited = true));
 
-      const forkBlock = HEAD - depth + 1;
-      await newestChunkPast(target.warehouse, depth, () => exited);
-      expect(exited, `the run was still reading when the reorg struck: ${exited ? (await result).stderr : ''}`).toBe(false);
-      const oldForkRows = await rowsFrom(target.warehouse, forkBlock);
-      const reorg = await triggerReorg(devnet.origin, depth);
-      // the run goes on for a few pages of the new fork, then dies without warning
-      const pagesAtReorg = (await chunkPositions(target.warehouse.pool)).reduce((a, c) => a + c.pages, 0);
-      await waitFor(async () => exited || (await chunkPositions(target.warehouse.pool)).reduce((a, c) => a + c.pages, 0) >= pagesAtReorg + 3, {
-        what: 'three more pages after the reorg',
-      });
-      const atKill = await chunkPositions(target.warehouse.pool);
-      expect(exited, 'the run was still reading when it was killed').toBe(false);
-      child.kill('SIGKILL');
-      expect((await result).signal).toBe('SIGKILL');
-      expect(atKill.some((c) => !c.done), 'chunks were left to read after the kill').toBe(true);
-      // its job lock goes with its session
-      await waitFor(async () => Number((await target.warehouse.pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM pg_locks WHERE locktype = 'advisory'`)).rows[0]!.n) === 0, {
-        what: 'the killed run to release its job lock',
-        timeoutMs: 30_000,
-      });
+        const forkBlock = HEAD - depth + 1;
+        await newestChunkPast(target.warehouse, depth, () => exited);
+        expect(exited, `the run was still reading when the reorg struck: ${exited ? (await result).stderr : ''}`).toBe(false);
+        const oldForkRows = await rowsFrom(target.warehouse, forkBlock);
+        const reorg = await triggerReorg(devnet.origin, depth);
+        // the run goes on for a few pages of the new fork, then dies without warning
+        const pagesAtReorg = (await chunkPositions(target.warehouse.pool)).reduce((a, c) => a + c.pages, 0);
+        await waitFor(async () => exited || (await chunkPositions(target.warehouse.pool)).reduce((a, c) => a + c.pages, 0) >= pagesAtReorg + 3, {
+          what: 'three more pages after the reorg',
+        });
+        const atKill = await chunkPositions(target.warehouse.pool);
+        expect(exited, 'the run was still reading when it was killed').toBe(false);
+        child.kill('SIGKILL');
+        expect((await result).signal).toBe('SIGKILL');
+        expect(
+          atKill.some((c) => !c.done),
+          'chunks were left to read after the kill',
+        ).toBe(true);
+        // its job lock goes with its session
+        await waitFor(
+          async () => Number((await target.warehouse.pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM pg_locks WHERE locktype = 'advisory'`)).rows[0]!.n) === 0,
+          {
+            what: 'the killed run to release its job lock',
+            timeoutMs: 30_000,
+          },
+        );
 
-      const before = await warehouseTransfers(target.warehouse);
-      const truthNow = await truthTransfers(devnet.origin, MID_RUN_FROM);
-      const stale = diffTransfers(before, truthNow);
-      expect(stale.extra + stale.changed, 'stale rows left by the killed run').toBeGreaterThan(0);
-      const repair = await runExport(target.url, devnet.base, config);
-      const afterRepair = diffTransfers(await warehouseTransfers(target.warehouse), truthNow);
-      const orphans = await target.warehouse.db.selectFrom('block_headers').select('canonical').where('hash', 'in', reorg.orphanedHeaders).execute();
-      const figure: MidRunFigures = {
-        depth,
-        forkBlock,
-        staleRows: stale.extra + stale.changed,
-        missingRows: stale.lost,
-        rowsRemoved: repair.totals.rowsRemoved,
-        rowsInserted: repair.totals.rowsInserted,
-        rowsUpdated: repair.totals.rowsUpdated,
-        headersMarkedNonCanonical: orphans.filter((h) => !h.canonical).length,
-        oldForkRowsAtReorg: oldForkRows,
-        pagesAtReorg,
-        chunksDoneAtReorg: `${atKill.filter((c) => c.done).length}/${atKill.length} at the kill`,
-        interruptedRun: 'killed',
-        afterRepair: { lost: afterRepair.lost, extra: afterRepair.extra, changed: afterRepair.changed, examples: afterRepair.examples },
-      };
-      figures.midRunThenKilled.push(figure);
-      if (afterRepair.lost + afterRepair.extra + afterRepair.changed > 0) {
-        // for the diagnosis: does the run after that one repair it?
-        await runExport(target.url, devnet.base, config);
-        const third = diffTransfers(await warehouseTransfers(target.warehouse), truthNow);
-        figure.afterOneMoreRun = { lost: third.lost, extra: third.extra, changed: third.changed, examples: third.examples };
+        const before = await warehouseTransfers(target.warehouse);
+        const truthNow = await truthTransfers(devnet.origin, MID_RUN_FROM);
+        const stale = diffTransfers(before, truthNow);
+        expect(stale.extra + stale.changed, 'stale rows left by the killed run').toBeGreaterThan(0);
+        const repair = await runExport(target.url, devnet.base, config);
+        const afterRepair = diffTransfers(await warehouseTransfers(target.warehouse), truthNow);
+        const orphans = await target.warehouse.db.selectFrom('block_headers').select('canonical').where('hash', 'in', reorg.orphanedHeaders).execute();
+        const figure: MidRunFigures = {
+          depth,
+          forkBlock,
+          staleRows: stale.extra + stale.changed,
+          missingRows: stale.lost,
+          rowsRemoved: repair.totals.rowsRemoved,
+          rowsInserted: repair.totals.rowsInserted,
+          rowsUpdated: repair.totals.rowsUpdated,
+          headersMarkedNonCanonical: orphans.filter((h) => !h.canonical).length,
+          oldForkRowsAtReorg: oldForkRows,
+          pagesAtReorg,
+          chunksDoneAtReorg: `${atKill.filter((c) => c.done).length}/${atKill.length} at the kill`,
+          interruptedRun: 'killed',
+          afterRepair: { lost: afterRepair.lost, extra: afterRepair.extra, changed: afterRepair.changed, examples: afterRepair.examples },
+        };
+        figures.midRunThenKilled.push(figure);
+        if (afterRepair.lost + afterRepair.extra + afterRepair.changed > 0) {
+          // for the diagnosis: does the run after that one repair it?
+          await runExport(target.url, devnet.base, config);
+          const third = diffTransfers(await warehouseTransfers(target.warehouse), truthNow);
+          figure.afterOneMoreRun = { lost: third.lost, extra: third.extra, changed: third.changed, examples: third.examples };
+        }
+        expect(afterRepair, `the warehouse after the run that resumed the killed one (depth ${depth})`).toMatchObject(EXACT);
+        await expectRepaired(target.warehouse, devnet.origin, { reorg, fromBlock: MID_RUN_FROM, before, run: repair });
+      } finally {
+        await target.drop();
+        await devnet.close();
       }
-      expect(afterRepair, `the warehouse after the run that resumed the killed one (depth ${depth})`).toMatchObject(EXACT);
-      await expectRepaired(target.warehouse, devnet.origin, { reorg, fromBlock: MID_RUN_FROM, before, run: repair });
-    } finally {
-      await target.drop();
-      await devnet.close();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 });

@@ -49,7 +49,11 @@ describe('the HTML report', () => {
 
   it('renders in Chromium with no error, and its charts hold the warehouse’s numbers', async () => {
     const contracts = [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
-    const config = job('report', contracts.map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: LAST })), { pageSize: 500 });
+    const config = job(
+      'report',
+      contracts.map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: LAST })),
+      { pageSize: 500 },
+    );
     await runExport(target.url, devnet.base, config);
     await runExport(target.url, devnet.base, config); // a second run, unchanged
     const out = join(dir, 'report.html');

@@ -5,7 +5,7 @@ import { expect, it } from 'vitest';
 import { REPO_DIR } from './helpers/cli.ts';
 import { findPathEscapes } from './helpers/path-escapes.ts';
 
-const SCANNED = ['src/', 'test/', 'bin/', '.ci/', 'jobs/', 'migrations/', 'package.json', 'vitest.config.ts', 'tsconfig.json', 'docker-compose.yml'];
+const SCANNED = ['src/', 'test/', 'bench/', 'bin/', '.ci/', 'jobs/', 'migrations/', 'package.json', 'vitest.config.ts', 'tsconfig.json', 'docker-compose.yml'];
 
 /** The repository's files under SCANNED: tracked ones, and new ones git does not ignore. */
 function repositoryFiles(): string[] {
@@ -29,8 +29,5 @@ it('no source, test or config file reads a path outside the repository', () => {
     return isText(bytes) ? findPathEscapes({ path: file, text: bytes.toString('utf8') }) : [];
   });
   const report = escapes.map((e) => `${e.file}:${e.line}: ${e.what}`).join('\n');
-  expect(
-    report,
-    'a clone of the repository has only its own files: put data under test/fixtures/ and resolve paths from the file or the repository root',
-  ).toBe('');
+  expect(report, 'a clone of the repository has only its own files: put data under test/fixtures/ and resolve paths from the file or the repository root').toBe('');
 });

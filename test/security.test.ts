@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { systemClock } from '../src/common/clock.ts';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
-import { parseApiUrl } from '../src/source/api-url.ts';
-import { createSourceCounters } from '../src/source/counters.ts';
+import { parseApiUrl } from '../src/config/api-url.ts';
+import { createSourceCounters } from '../src/common/source-counters.ts';
 import { TlsError } from '../src/source/errors.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
 import { createWarehouse } from '../src/warehouse/db.ts';
@@ -77,7 +77,10 @@ describe('the project id', () => {
 
   it('appears in no output, log line, error, ledger row, table row, session or process title of succeeding and failing runs', async () => {
     const file = join(tmp, 'secret-job.json');
-    await writeFile(file, JSON.stringify({ name: 'secret-job', contracts: contracts().map((address) => ({ address, fromBlock: 700, toBlock: 999 })), pageSize: 40, concurrency: 2 }));
+    await writeFile(
+      file,
+      JSON.stringify({ name: 'secret-job', contracts: contracts().map((address) => ({ address, fromBlock: 700, toBlock: 999 })), pageSize: 40, concurrency: 2 }),
+    );
     const env = { LOG_LEVEL: 'debug', DATABASE_URL: target.url };
     const backfill = ['backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', '700', '--to', '999', '--page-size', '50'];
     const cases: { name: string; run: () => Promise<Observed> }[] = [
@@ -85,9 +88,15 @@ describe('the project id', () => {
       { name: 'run succeeds, URL in --api-url', run: () => observe(['run', file, '--api-url', `${devnet.origin}/${SECRET}`], env, target.url) },
       { name: 'status with the chain head, URL in CHAIN_API_URL', run: () => observe(['status'], { ...env, CHAIN_API_URL: `${devnet.origin}/${SECRET}` }, target.url) },
       { name: 'run fails: 403 after the plan quota, URL in --api-url', run: () => observe(['run', file, '--api-url', `${quota.origin}/${SECRET}`], env, target.url) },
-      { name: 'backfill fails: 401 whose message repeats the URL, URL in CHAIN_API_URL', run: () => observe(backfill, { ...env, CHAIN_API_URL: `${echoOrigin}/${SECRET}` }, target.url) },
+      {
+        name: 'backfill fails: 401 whose message repeats the URL, URL in CHAIN_API_URL',
+        run: () => observe(backfill, { ...env, CHAIN_API_URL: `${echoOrigin}/${SECRET}` }, target.url),
+      },
       // (`status` takes no --api-url: the head comes from CHAIN_API_URL only)
-      { name: 'status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL', run: () => observe(['status'], { ...env, CHAIN_API_URL: `${echoOrigin}/${SECRET}` }, target.url) },
+      {
+        name: 'status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL',
+        run: () => observe(['status'], { ...env, CHAIN_API_URL: `${echoOrigin}/${SECRET}` }, target.url),
+      },
     ];
     const haystack: Haystack = [];
     const outcomes: Record<string, unknown>[] = [];
@@ -101,7 +110,10 @@ describe('the project id', () => {
       haystack.push(...o.sessions.map((s) => ({ where: `${c.name}: pg_stat_activity`, text: s })));
       expect(started.length, `${c.name}: /proc was read while the process ran`).toBeGreaterThan(0);
       // the canary: the same reads find the id in the process's environment, so they would find a leak
-      expect(o.proc.some((p) => /proj-SECRET-7e3a/.test(p.raw)), `${c.name}: the canary in its environ was read, so the reads would find a leak`).toBe(true);
+      expect(
+        o.proc.some((p) => /proj-SECRET-7e3a/.test(p.raw)),
+        `${c.name}: the canary in its environ was read, so the reads would find a leak`,
+      ).toBe(true);
     }
     haystack.push(...(await everyRowAsText(target.url)));
     figures['projectId'] = { cases: outcomes, placesSearched: haystack.length, leaks: leaks(haystack) };
@@ -111,9 +123,14 @@ describe('the project id', () => {
     expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'failed', 'failed']);
     expect(runs[2]!.error).toMatch(/<redacted>.*HTTP 403 forbidden/s);
     expect(runs[3]!.error).toMatch(/HTTP 401 -32099 "unknown project id in \/<redacted>"/);
-    expect(haystack.find((h) => h.where.endsWith('stderr') && /"msg":"chain API request failed, retrying"/.test(h.text)), 'faults made the runs log retries').toBeDefined();
+    expect(
+      haystack.find((h) => h.where.endsWith('stderr') && /"msg":"chain API request failed, retrying"/.test(h.text)),
+      'faults made the runs log retries',
+    ).toBeDefined();
     const said = (name: string) => haystack.find((h) => h.where === `${name}: stderr`)?.text ?? '';
-    expect(said('status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL')).toMatch(/could not read the chain head; lag unknown.*unknown project id in \/<redacted>/);
+    expect(said('status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL')).toMatch(
+      /could not read the chain head; lag unknown.*unknown project id in \/<redacted>/,
+    );
     expect(leaks(haystack)).toEqual([]);
   }, 300_000);
 });
@@ -198,11 +215,32 @@ interface SourceModule {
 }
 
 const isNode = (v: unknown): v is AstNode => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
-const children = (n: AstNode): AstNode[] =>
-  Object.entries(n).flatMap(([k, v]) => (k === 'parent' ? [] : Array.isArray(v) ? v.filter(isNode) : isNode(v) ? [v] : []));
+const children = (n: AstNode): AstNode[] => Object.entries(n).flatMap(([k, v]) => (k === 'parent' ? [] : Array.isArray(v) ? v.filter(isNode) : isNode(v) ? [v] : []));
 const FUNCTION_TYPES = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
 /** Array and string methods whose result is built only from their receiver and arguments. */
-const PURE_METHODS = new Set(['map', 'flatMap', 'filter', 'join', 'slice', 'concat', 'toLowerCase', 'toUpperCase', 'trim', 'replace', 'replaceAll', 'split', 'at', 'repeat', 'padStart', 'padEnd', 'toString', 'find', 'some', 'every', 'includes']);
+const PURE_METHODS = new Set([
+  'map',
+  'flatMap',
+  'filter',
+  'join',
+  'slice',
+  'concat',
+  'toLowerCase',
+  'toUpperCase',
+  'trim',
+  'replace',
+  'replaceAll',
+  'split',
+  'at',
+  'repeat',
+  'padStart',
+  'padEnd',
+  'toString',
+  'find',
+  'some',
+  'every',
+  'includes',
+]);
 /** Callbacks of these methods decide which elements stay, not the text: their result never reaches the SQL. */
 const PREDICATE_METHODS = new Set(['filter', 'find', 'some', 'every']);
 /** Kysely's `sql.…` helpers that put their argument into the SQL text itself. */
@@ -260,7 +298,7 @@ function declarationIn(statements: AstNode[], name: string, mod: SourceModule): 
       for (const sp of d['specifiers'] as AstNode[]) {
         if (idName(sp['local']) !== name) continue;
         const from = (d['source'] as AstNode)['value'] as string;
-        const imported = sp.type === 'ImportSpecifier' ? idName(sp['imported']) ?? name : 'default';
+        const imported = sp.type === 'ImportSpecifier' ? (idName(sp['imported']) ?? name) : 'default';
         return { kind: 'import', from: from.startsWith('.') ? resolve(dirname(mod.file), from) : from, name: imported, mod };
       }
     }
@@ -380,8 +418,7 @@ function createStaticCheck(modules: Map<string, SourceModule>) {
     if ((method === 'replace' || method === 'replaceAll') && first && second) {
       const regex = first['regex'] as { pattern: string; flags: string } | undefined;
       return (
-        regex !== undefined &&
-        regex.flags.includes('g') &&
+        regex?.flags.includes('g') === true &&
         /^\[\^(?:a-z|A-Z|0-9|[A-Za-z0-9_])+\]\+?$/.test(regex.pattern) &&
         second.type === 'Literal' &&
         typeof second['value'] === 'string' &&
@@ -578,9 +615,16 @@ describe('SQL text', () => {
     const files = [...(await sourceFiles(join(REPO_DIR, 'src'))), ...(await sourceFiles(join(REPO_DIR, 'migrations')))];
     const sinks = sqlSinks(parseModules(files));
     figures['sqlText'] = { filesScanned: files.length, sinks };
-    // the scan does see the SQL text of the job lock, the page load, the COPY, the migration lock, the demo and the migrations
+    // the scan does see the SQL text of the job lock, the page load, the COPY, the migration lock, the demo's database and the migrations
     expect([...new Set(sinks.map((s) => s.file))]).toEqual(
-      expect.arrayContaining(['src/warehouse/job-lock.ts', 'src/warehouse/load-page.ts', 'src/warehouse/copy.ts', 'src/warehouse/migrate.ts', 'src/cli/demo-command.ts', 'migrations/0001_initial.ts']),
+      expect.arrayContaining([
+        'src/warehouse/job-lock.ts',
+        'src/warehouse/load-page.ts',
+        'src/warehouse/copy.ts',
+        'src/warehouse/migrate.ts',
+        'src/warehouse/databases.ts',
+        'migrations/0001_initial.ts',
+      ]),
     );
     expect(sinks.filter((s) => !s.ok)).toEqual([]);
   });
@@ -598,7 +642,11 @@ describe('TLS', () => {
     const key = join(tmp, 'key.pem');
     const cert = join(tmp, 'cert.pem');
     // a self-signed certificate for 127.0.0.1 (the openssl command line; node:crypto cannot sign certificates)
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+      { stdio: 'ignore' },
+    );
     server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (_req, res) => {
       requests++;
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -644,7 +692,18 @@ describe('TLS', () => {
       const r = await runCli(['backfill', '--contract', contracts()[0]!, '--from', '700', '--to', '999'], {
         env: { DATABASE_URL: target.url, CHAIN_API_URL: `${origin}/${SECRET}`, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
       });
-      figures['tls'] = { selfSignedWithNodeTlsRejectUnauthorized0: { exit: r.code, requestsServed: requests, connections: connections - before, said: r.stderr.trim().split('\n').filter((l) => !l.startsWith('{')).slice(-2) } };
+      figures['tls'] = {
+        selfSignedWithNodeTlsRejectUnauthorized0: {
+          exit: r.code,
+          requestsServed: requests,
+          connections: connections - before,
+          said: r.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => !l.startsWith('{'))
+            .slice(-2),
+        },
+      };
       expect(requests, 'the self-signed server answered requests of the exporter').toBe(0);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/the TLS certificate of the API was refused/);
@@ -657,7 +716,13 @@ describe('TLS', () => {
   it('no option, flag or variable in src/ or bin/ turns verification off (only `rejectUnauthorized: true` is set)', async () => {
     const files = [...(await sourceFiles(join(REPO_DIR, 'src'))), { file: BIN, source: await readFile(BIN, 'utf8') }];
     const found = files.flatMap(({ file, source }) =>
-      source.split('\n').flatMap((text, i) => (/rejectUnauthorized\s*:(?!\s*true\b)|NODE_TLS_REJECT_UNAUTHORIZED\s*=|env\W+NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity|insecure/i.test(text) ? [`${relative(REPO_DIR, file)}:${i + 1}: ${text.trim()}`] : [])),
+      source
+        .split('\n')
+        .flatMap((text, i) =>
+          /rejectUnauthorized\s*:(?!\s*true\b)|NODE_TLS_REJECT_UNAUTHORIZED\s*=|env\W+NODE_TLS_REJECT_UNAUTHORIZED|checkServerIdentity|insecure/i.test(text)
+            ? [`${relative(REPO_DIR, file)}:${i + 1}: ${text.trim()}`]
+            : [],
+        ),
     );
     expect(found).toEqual([]);
   });
@@ -689,7 +754,10 @@ describe('the exporter role of README "Database privileges"', () => {
     const section = /^### Database privileges\n([\s\S]*?)(?=^##)/m.exec(readme)?.[1];
     expect(section, 'README has a "### Database privileges" section').toBeDefined();
     const blocks = [...section!.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) =>
-      m[1]!.replaceAll('erc20_owner', owner).replaceAll('erc20_exporter', exporter).replace(/\bDATABASE erc20\b/g, `DATABASE ${database}`),
+      m[1]!
+        .replaceAll('erc20_owner', owner)
+        .replaceAll('erc20_exporter', exporter)
+        .replace(/\bDATABASE erc20\b/g, `DATABASE ${database}`),
     );
     expect(blocks).toHaveLength(2);
     const [asAdmin, asOwner] = blocks as [string, string];
@@ -807,4 +875,3 @@ async function connectedAs(url: string, work: (client: pg.Client) => Promise<voi
     await client.end();
   }
 }
-

@@ -6,8 +6,8 @@ import { systemClock } from '../src/common/clock.ts';
 import { readDataset } from '../src/dataset/read.ts';
 import type { Dataset } from '../src/dataset/types.ts';
 import type { DevnetConfig } from '../src/devnet/server.ts';
-import { parseApiUrl } from '../src/source/api-url.ts';
-import { createSourceCounters } from '../src/source/counters.ts';
+import { parseApiUrl } from '../src/config/api-url.ts';
+import { createSourceCounters } from '../src/common/source-counters.ts';
 import { BadResponseError, BatchRefusedError, HttpStatusError } from '../src/source/errors.ts';
 import { checkHeader } from '../src/source/header-check.ts';
 import { createHttpClient, type HttpClientConfig } from '../src/source/http-client.ts';
@@ -169,7 +169,9 @@ describe('a batch larger than the endpoint takes', () => {
         (e: unknown) => e as Error,
       );
       expect(err).toBeInstanceOf(BatchRefusedError);
-      expect(err?.message).toContain(`refused a batch of 2 erigon_getHeaderByHash calls (${Array.isArray(refusal) ? '-32600 "batch too large")' : '-32000 "batch limit 1 exceeded'}`);
+      expect(err?.message).toContain(
+        `refused a batch of 2 erigon_getHeaderByHash calls (${Array.isArray(refusal) ? '-32600 "batch too large")' : '-32000 "batch limit 1 exceeded'}`,
+      );
       expect(counters.rpcPosts).toBe(1);
     }
   });

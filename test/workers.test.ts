@@ -40,7 +40,13 @@ function spawnWorker(world: SyntheticWorld, databaseUrl: string, args: string[],
   };
 }
 
-const chunksRead = (workers: readonly Worker[]) => workers.flatMap((w) => w.logs().filter((l) => l['msg'] === 'chunk done').map((l) => String(l['chunk'])));
+const chunksRead = (workers: readonly Worker[]) =>
+  workers.flatMap((w) =>
+    w
+      .logs()
+      .filter((l) => l['msg'] === 'chunk done')
+      .map((l) => String(l['chunk'])),
+  );
 
 /** The job file of a test: every contract of the world over its whole chain, or following the head. */
 async function jobFile(dir: string, name: string, world: SyntheticWorld, extra: Record<string, unknown>, toBlock?: number): Promise<string> {
@@ -103,7 +109,8 @@ describe('workers on one queue', () => {
     expect(again.stdout, again.stderr).toMatch(/0 chunk task\(s\) queued \(8 were queued already\)/);
 
     // the queue holds the job, never the project id
-    const payloads = (await target.warehouse.pool.query<{ payload: string; key: string }>('SELECT payload::text AS payload, key FROM graphile_worker._private_jobs ORDER BY id')).rows;
+    const payloads = (await target.warehouse.pool.query<{ payload: string; key: string }>('SELECT payload::text AS payload, key FROM graphile_worker._private_jobs ORDER BY id'))
+      .rows;
     expect(payloads).toHaveLength(8);
     for (const p of payloads) {
       expect(p.payload).not.toContain(PROJECT);
@@ -208,7 +215,12 @@ describe('workers on one queue', () => {
       // a chunk the killed worker finished just before its 'chunk done' line is found finished (or its range closed) by a
       // rescuer: it was read once, by the killed worker
       const foundFinished = new Set(['chunk task found its chunk finished already', 'chunk task skipped: its range is closed already']);
-      const finishedUnsaid = rescuers.flatMap((w) => w.logs().filter((l) => foundFinished.has(String(l['msg']))).map((l) => String(l['chunk'])));
+      const finishedUnsaid = rescuers.flatMap((w) =>
+        w
+          .logs()
+          .filter((l) => foundFinished.has(String(l['msg'])))
+          .map((l) => String(l['chunk'])),
+      );
       const readByRescuers = chunksRead(rescuers);
       const unsaid = [...new Set(finishedUnsaid)].filter((id) => !readByDoomed.includes(id) && !readByRescuers.includes(id));
       const read = [...readByDoomed, ...unsaid, ...readByRescuers];
@@ -232,7 +244,10 @@ describe('workers on one queue', () => {
       const file = await jobFile(dir, 'term', world, { pageSize: 5 }, HEAD);
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
       const stopped = spawnWorker(world, target.url, ['--concurrency', '2']);
-      await waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= 10, { what: 'the worker to commit pages', timeoutMs: 60_000 });
+      await waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= 10, {
+        what: 'the worker to commit pages',
+        timeoutMs: 60_000,
+      });
       stopped.child.kill('SIGTERM');
       const result = await stopped.result;
       expect(result.code, result.stderr).toBe(0);
@@ -268,7 +283,12 @@ describe('workers on one queue', () => {
         await waitFor(() => allDone(target), { what: 'the scheduled run to finish', timeoutMs: 120_000 });
         // a little longer: nothing else fires
         await sleep(2_000);
-        const due = workers.map((w) => w.logs().filter((l) => l['msg'] === 'schedule due').map((l) => l['at']));
+        const due = workers.map((w) =>
+          w
+            .logs()
+            .filter((l) => l['msg'] === 'schedule due')
+            .map((l) => l['at']),
+        );
         const at = new Date(target0159 + 8_000).toISOString();
         expect(due).toEqual([[at], [at]]);
         // the enqueue task ran once, in one of them
@@ -286,7 +306,12 @@ describe('workers on one queue', () => {
         );
         const inserted = scraped.map((text) => sumOf(text, 'erc20_etl_rows_total', 'outcome="inserted"'));
         expect(inserted.reduce((a, b) => a + b, 0)).toBe(OPTIONS.transfers);
-        const logged = workers.map((w) => w.logs().filter((l) => l['msg'] === 'chunk done').reduce((n, l) => n + Number(l['rows']), 0));
+        const logged = workers.map((w) =>
+          w
+            .logs()
+            .filter((l) => l['msg'] === 'chunk done')
+            .reduce((n, l) => n + Number(l['rows']), 0),
+        );
         expect(inserted).toEqual(logged);
         expect(scraped.reduce((n, text) => n + sumOf(text, 'erc20_etl_runs_total', 'status="succeeded"'), 0)).toBe(1);
         expect(scraped.some((text) => /erc20_etl_lag_blocks\{job="nightly"/.test(text))).toBe(true);
@@ -334,7 +359,12 @@ describe('a schedule missed while no worker ran', () => {
     // … and the next one starts at 02:10: it fires the 02:00 that nobody ran, once, and the job is exported
     const late = spawnWorker(world, target.url, args, shifted(at(2, 10)), ['--import', SHIFTED_CLOCK]);
     await finishThenStop(target, [late], 'the missed run to be fired and finished');
-    expect(late.logs().filter((l) => l['msg'] === 'schedule was due while no worker ran it').map((l) => l['at'])).toEqual([new Date(at(2, 0)).toISOString()]);
+    expect(
+      late
+        .logs()
+        .filter((l) => l['msg'] === 'schedule was due while no worker ran it')
+        .map((l) => l['at']),
+    ).toEqual([new Date(at(2, 0)).toISOString()]);
     expect(late.logs().filter((l) => l['msg'] === 'job enqueued')).toHaveLength(1);
     expect(diffTransfers(await warehouseTransfers(target.warehouse), datasetTransfers(world.dataset))).toMatchObject({ rows: 1_000, ...EXACT });
   }, 180_000);
@@ -391,7 +421,10 @@ describe('a task the worker cannot do', () => {
     try {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
       const file = join(dir, 'takeover.json');
-      await writeFile(file, JSON.stringify({ name: 'takeover', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }));
+      await writeFile(
+        file,
+        JSON.stringify({ name: 'takeover', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }),
+      );
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
       const run = await runCli(['run', file], { env });
       expect(run.code, run.stderr).toBe(0);
@@ -406,7 +439,12 @@ describe('a task the worker cannot do', () => {
       ]);
       expect(runs[0]!.error).toMatch(/queued chunks were not all read when `erc20-etl run` of the job started/);
       const rows = await warehouseTransfers(target.warehouse);
-      expect(diffTransfers(rows.filter((t) => t.blockNumber <= 1_000_199), datasetTransfers(world.dataset).filter((t) => t.blockNumber <= 1_000_199))).toMatchObject(EXACT);
+      expect(
+        diffTransfers(
+          rows.filter((t) => t.blockNumber <= 1_000_199),
+          datasetTransfers(world.dataset).filter((t) => t.blockNumber <= 1_000_199),
+        ),
+      ).toMatchObject(EXACT);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -417,7 +455,10 @@ describe('a task the worker cannot do', () => {
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-refused-'));
     try {
       const file = join(dir, 'refused.json');
-      await writeFile(file, JSON.stringify({ name: 'refused', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }));
+      await writeFile(
+        file,
+        JSON.stringify({ name: 'refused', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }),
+      );
       const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base } });
       expect(enqueued.code, enqueued.stderr).toBe(0);
       const wrong = 'not-the-project-4c1d';

@@ -165,10 +165,7 @@ describe('PostgreSQL restarted in the middle of a run', () => {
 
   it('the run completes or fails clearly, and the next run leaves the warehouse exactly equal to the chain', async () => {
     const file = join(tmp, 'restart.json');
-    await writeFile(
-      file,
-      JSON.stringify({ name: 'restart', contracts: contracts().map((address) => ({ address, fromBlock: 500, toBlock: 899 })), pageSize: 20, concurrency: 2 }),
-    );
+    await writeFile(file, JSON.stringify({ name: 'restart', contracts: contracts().map((address) => ({ address, fromBlock: 500, toBlock: 899 })), pageSize: 20, concurrency: 2 }));
     const env = { ...process.env, DATABASE_URL: postgres!.url, CHAIN_API_URL: `${slow!.origin}/${PROJECT}`, LOG_LEVEL: 'info' };
     const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env });
     const first = collect(child, 240_000);
@@ -201,7 +198,15 @@ describe('PostgreSQL restarted in the middle of a run', () => {
       case: 'PostgreSQL stopped and started on the same port mid-run (CLI run, 3 contracts, ~150 pages of 20, 40 ms API latency)',
       pagesCommittedBeforeStop: pagesBefore,
       postgresDownMs: downMs,
-      firstRun: { exit: r.code, signal: r.signal, clear, stillRunningAfterRestart: stillRunning, advisoryLocksAfterRestart: lockedAfterRestart, secondRunDuringIt: overlapping?.code, failure: failureLines(r.stderr) },
+      firstRun: {
+        exit: r.code,
+        signal: r.signal,
+        clear,
+        stillRunningAfterRestart: stillRunning,
+        advisoryLocksAfterRestart: lockedAfterRestart,
+        secondRunDuringIt: overlapping?.code,
+        failure: failureLines(r.stderr),
+      },
       nextRun: { exit: next.code, lastLine: lastLine(next.stderr) || lastLine(next.stdout) },
       warehouseRows: rows.length,
       truthRows: dataset.transfers.length,
@@ -264,7 +269,10 @@ async function advisoryLocks(url: string): Promise<number> {
 
 /** The lines of stderr that are not JSON log lines: what the process said when it ended. */
 function failureLines(text: string): string[] {
-  return text.split('\n').filter((l) => l.trim() && !l.startsWith('{')).slice(0, 12);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('{'))
+    .slice(0, 12);
 }
 
 function lastLine(text: string): string {
@@ -274,4 +282,3 @@ function lastLine(text: string): string {
 function tail(text: string, lines: number): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
-

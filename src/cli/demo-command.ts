@@ -1,8 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sql } from 'kysely';
-import pg from 'pg';
 import { pino } from 'pino';
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
@@ -11,13 +9,16 @@ import { createChainStore } from '../devnet/chain-store.ts';
 import { createRng } from '../devnet/rng.ts';
 import { createDevnet } from '../devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
-import { parseApiUrl } from '../source/api-url.ts';
+import { parseApiUrl } from '../config/api-url.ts';
 import { ConfigError } from '../common/errors.ts';
 import { packageRoot } from '../common/package-root.ts';
-import { createWarehouse, type Warehouse } from '../warehouse/db.ts';
+import { closeAndAwaitConnections } from '../warehouse/close-connections.ts';
+import { ensureDatabase } from '../warehouse/databases.ts';
+import { createWarehouse } from '../warehouse/db.ts';
 import { livePostmasterPid, startEmbeddedPostgres } from '../local-postgres/embedded-postgres.ts';
 import { localStateDir, runningAsRoot } from '../local-postgres/state-dir.ts';
 import { migrateToLatest } from '../warehouse/migrate.ts';
+import { TOP_TOKENS_QUERY, topTokens } from '../warehouse/top-tokens.ts';
 import { exportJob } from './exporter.ts';
 import { summaryText } from './summary.ts';
 
@@ -70,25 +71,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
       out('');
       process.stdout.write(summaryText(summary));
       out('');
-      out('Top tokens by transfers (SELECT … FROM token_transfers_enriched GROUP BY token):');
-      const { rows } = await sql<{ token: string; transfers: string; volume: string | null; senders: string; blocks: string }>`
-        SELECT coalesce(token_symbol, left(contract_address, 10) || '… (unknown)') AS token,
-               count(*) AS transfers,
-               round(sum(value_scaled), 2)::text AS volume,
-               count(DISTINCT from_address) AS senders,
-               count(DISTINCT block_number) AS blocks
-        FROM token_transfers_enriched
-        GROUP BY 1 ORDER BY count(*) DESC, 1`.execute(warehouse.db);
-      out(table(['token', 'transfers', 'volume (scaled by decimals)', 'senders', 'blocks'], rows.map((r) => [r.token, r.transfers, abbreviate(r.volume), r.senders, r.blocks])));
+      out(`Top tokens by transfers (${TOP_TOKENS_QUERY}):`);
+      const rows = await topTokens(warehouse.db);
+      out(
+        table(
+          ['token', 'transfers', 'volume (scaled by decimals)', 'senders', 'blocks'],
+          rows.map((r) => [r.token, r.transfers, abbreviate(r.volume), r.senders, r.blocks]),
+        ),
+      );
       out('');
     } finally {
-      await closeConnections(warehouse);
+      await closeAndAwaitConnections(warehouse);
     }
     await devnet.close();
     if (options.keep) {
       out(`done in ${seconds(started)} s. PostgreSQL keeps running (--keep); query the warehouse with:`);
       out(`  psql ${shellQuote(databaseUrl)}`);
-      if (!onPath('psql')) out('  (psql is not installed here: any PostgreSQL client will do, e.g. Debian\'s postgresql-client package)');
+      if (!onPath('psql')) out("  (psql is not installed here: any PostgreSQL client will do, e.g. Debian's postgresql-client package)");
       out('Press Ctrl-C to stop it.');
       await untilSignalled();
       out('stopping PostgreSQL');
@@ -110,7 +109,11 @@ export async function cleanDemo(): Promise<void> {
   const dataDir = join(stateDir, DEMO_DATA_FOLDER);
   const pid = await livePostmasterPid(dataDir);
   if (pid !== undefined) {
-    throw new ConfigError(`The demo's PostgreSQL (pid ${pid}) is still running with its data in ${dataDir}.`, [], `Stop it first (Ctrl-C in the demo that keeps it, or kill -INT ${pid}), then clean again.`);
+    throw new ConfigError(
+      `The demo's PostgreSQL (pid ${pid}) is still running with its data in ${dataDir}.`,
+      [],
+      `Stop it first (Ctrl-C in the demo that keeps it, or kill -INT ${pid}), then clean again.`,
+    );
   }
   await rm(dataDir, { recursive: true, force: true });
   process.stdout.write(`removed ${dataDir}\n`);
@@ -152,37 +155,6 @@ function shellQuote(text: string): string {
 
 function seconds(since: number): string {
   return ((performance.now() - since) / 1000).toFixed(1);
-}
-
-/**
- * Closes the warehouse and waits until each of its connections has ended: pg's `Pool.end()` resolves as soon
- * as it has asked them to, and the server stops right after, which would end a connection that is still open
- * with "terminating connection due to administrator command", logged as an idle connection failure.
- */
-async function closeConnections(warehouse: Warehouse): Promise<void> {
-  let open = warehouse.pool.totalCount;
-  const ended = new Promise<void>((resolve) => {
-    if (open === 0) resolve();
-    warehouse.pool.on('remove', () => {
-      if (--open === 0) resolve();
-    });
-  });
-  await warehouse.close();
-  await ended;
-}
-
-async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** A volume can be as large as 2^256: show its integer digits grouped, at most 24 of them. */

@@ -12,10 +12,7 @@ function generationOptions(cmd: Command): Command {
     .option('--tokens <n>', `number of token contracts (default ${d.tokens})`)
     .option('--transfers <n>', `number of transfers (default ${d.transfers})`)
     .option('--start-block <n>', `first block number (default ${d.startBlock})`)
-    .option(
-      '--amounts <profile>',
-      'transfer values: edge-cases (0 and 2^256-1 among plausible amounts, for tests) or realistic (0.01 to 1,000,000 tokens) (default edge-cases)',
-    );
+    .option('--amounts <profile>', 'transfer values: edge-cases (0 and 2^256-1 among plausible amounts, for tests) or realistic (0.01 to 1,000,000 tokens) (default edge-cases)');
 }
 
 /**

@@ -9,7 +9,6 @@ export async function dumpDevnet(flags: DevnetFlags & { out: string }): Promise<
   const dataset = generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
   await writeDataset(out, dataset);
   process.stdout.write(
-    `erc20-etl devnet dump: wrote ${dataset.headers.length} headers, ${dataset.transfers.length} transfers, ` +
-      `${dataset.tokens.length} token lines to ${out}\n`,
+    `erc20-etl devnet dump: wrote ${dataset.headers.length} headers, ${dataset.transfers.length} transfers, ` + `${dataset.tokens.length} token lines to ${out}\n`,
   );
 }

@@ -3,6 +3,7 @@ import { ConfigError } from '../common/errors.ts';
 import { formatIssues } from '../common/zod-problems.ts';
 import { AMOUNTS_PROFILES, type AmountsProfile, type SyntheticOptions } from '../devnet/synthetic.ts';
 import type { FaultOptions } from '../devnet/faults.ts';
+import type { DevnetServerOptions } from '../devnet/server.ts';
 
 /** The flags of `erc20-etl devnet` as commander hands them over: text, or repeated text. */
 export type DevnetFlags = Record<string, string | string[] | boolean | undefined>;
@@ -12,7 +13,13 @@ const int = (min: number) =>
     .string()
     .regex(/^[0-9]+$/, { error: `expected an integer ≥ ${min}` })
     .transform(Number)
-    .pipe(z.number().int().min(min, { error: `expected an integer ≥ ${min}` }).max(Number.MAX_SAFE_INTEGER));
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { error: `expected an integer ≥ ${min}` })
+        .max(Number.MAX_SAFE_INTEGER),
+    );
 
 const rate = z
   .string()
@@ -39,7 +46,9 @@ const schema = z.object({
   transfers: int(0).optional(),
   startBlock: int(0).optional(),
   amounts: z.enum(AMOUNTS_PROFILES, { error: `expected ${AMOUNTS_PROFILES.join(' or ')}` }).optional(),
-  port: int(0).pipe(z.number().max(65535, { error: 'expected a port from 0 to 65535' })).default(8545),
+  port: int(0)
+    .pipe(z.number().max(65535, { error: 'expected a port from 0 to 65535' }))
+    .default(8545),
   host: z.string().min(1).default('127.0.0.1'),
   projectId: z.array(projectId).min(1).default(['demo']),
   chainId: int(1).default(1),
@@ -55,26 +64,17 @@ const schema = z.object({
   faultSeed: int(0).optional(),
 });
 
-export interface DevnetOptions {
+export interface DevnetOptions extends DevnetServerOptions {
   /** Serve this dataset folder; otherwise a synthetic chain. */
   dataset?: string;
   synthetic: SyntheticOptions;
   /** How the synthetic chain's transfer values look. */
   amounts: AmountsProfile;
-  host: string;
-  port: number;
-  projectIds: string[];
-  chainId: number;
-  faults: FaultOptions;
-  rateLimit?: number;
-  rpcBatchLimit?: number;
-  quota?: number;
-  pageKeyTtlSeconds: number;
+  /** The server's seed (DevnetConfig.seed): --fault-seed, else --seed. */
   faultSeed: number;
 }
 
-const flagName = (path: readonly PropertyKey[]) =>
-  `--${String(path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+const flagName = (path: readonly PropertyKey[]) => `--${String(path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** Validates every flag at once; throws a ConfigError listing each problem with its flag. */
 export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: SyntheticOptions): Readonly<DevnetOptions> {
@@ -87,9 +87,7 @@ export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: Synthe
   const generation = ['blocks', 'tokens', 'transfers', 'startBlock', 'amounts'] as const;
   const mixed = o.dataset !== undefined ? generation.filter((k) => o[k] !== undefined) : [];
   if (mixed.length) {
-    throw new ConfigError('Invalid options for erc20-etl devnet:', [
-      `--dataset serves a folder as it is; drop ${mixed.map((k) => flagName([k])).join(', ')} or drop --dataset`,
-    ]);
+    throw new ConfigError('Invalid options for erc20-etl devnet:', [`--dataset serves a folder as it is; drop ${mixed.map((k) => flagName([k])).join(', ')} or drop --dataset`]);
   }
   const faults: FaultOptions = {
     ...(o.latencyMs && { latencyMs: o.latencyMs }),

@@ -20,9 +20,7 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
   const options = parseDevnetOptions(flags, SYNTHETIC_DEFAULTS);
   const logger = createLogger({ name: 'devnet' });
   const started = performance.now();
-  const dataset = options.dataset
-    ? await readDataset(options.dataset)
-    : generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
+  const dataset = options.dataset ? await readDataset(options.dataset) : generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
   const chain = createChainStore(dataset);
   const devnet = createDevnet({
     config: {
@@ -53,9 +51,7 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
     process.once('SIGTERM', stop);
   });
   const s = chain.stats();
-  const source = options.dataset
-    ? `dataset ${options.dataset}`
-    : `synthetic chain (seed ${options.synthetic.seed}${options.amounts === 'realistic' ? ', realistic amounts' : ''})`;
+  const source = options.dataset ? `dataset ${options.dataset}` : `synthetic chain (seed ${options.synthetic.seed}${options.amounts === 'realistic' ? ', realistic amounts' : ''})`;
   process.stdout.write(
     `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
       `head ${chain.head()}\n` +

@@ -2,11 +2,10 @@ import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { resolveSettings } from '../config/settings.ts';
-import { resolveHead } from '../pipeline/head.ts';
 import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
 import { installQueue } from '../queue/install.ts';
 import { createWarehouse } from '../warehouse/db.ts';
-import { createApiClients } from './api-clients.ts';
+import { createSource } from './api-clients.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 
@@ -19,14 +18,22 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 3 });
-  const api = createApiClients({ api: settings.api!, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond, headerBatchSize: job.headerBatchSize });
+  const source = createSource({
+    api: settings.api!,
+    logger,
+    clock: systemClock,
+    warehouse,
+    concurrency: 1,
+    requestsPerSecond: job.requestsPerSecond,
+    headerBatchSize: job.headerBatchSize,
+  });
   try {
     await ensureMigrated(warehouse);
     await installQueue(settings.databaseUrl!, logger);
-    const { head } = await resolveHead(api.rpc, api.transfers, job.contracts.map((c) => c.address));
+    const { head } = await source.chainHead(job.contracts.map((c) => c.address));
     process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue')));
   } finally {
-    await api.http.close().catch(() => undefined);
+    await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);
   }
 }

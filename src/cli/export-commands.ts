@@ -17,15 +17,17 @@ export function registerExportCommands(program: Command): void {
   );
 
   withConnections(
-    withMetrics(program
-      .command('backfill')
-      .description('export a block range now (an ad-hoc run, or a re-run that reconciles the range)')
-      .option('--contract <address>', 'token contract (repeatable)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
-      .option('--from <block>', 'first block, inclusive')
-      .option('--to <block>', 'last block, inclusive (capped at the chain head)')
-      .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000)')
-      .option('--concurrency <n>', 'chunks read at once (default 4)')
-      .option('--header-batch-size <n>', 'erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000 (default 100)')),
+    withMetrics(
+      program
+        .command('backfill')
+        .description('export a block range now (an ad-hoc run, or a re-run that reconciles the range)')
+        .option('--contract <address>', 'token contract (repeatable)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+        .option('--from <block>', 'first block, inclusive')
+        .option('--to <block>', 'last block, inclusive (capped at the chain head)')
+        .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000)')
+        .option('--concurrency <n>', 'chunks read at once (default 4)')
+        .option('--header-batch-size <n>', 'erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000 (default 100)'),
+    ),
     true,
   ).action(async (flags: ConnectionFlags & BackfillFlags & MetricsFlags) => {
     const { backfill } = await import('./export-action.ts');

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
-import type { ApiEndpoint } from '../source/api-url.ts';
+import type { ApiEndpoint } from '../config/api-url.ts';
 import type { TerminalLines } from '../common/logger.ts';
-import { createProgress } from '../pipeline/progress.ts';
+import { createProgress } from './progress-bars.ts';
 import { runJob, type RunSummary } from '../pipeline/run-job.ts';
 import { createWarehouse, describeConnectionError, type Warehouse } from '../warehouse/db.ts';
 import { pendingMigrations } from '../warehouse/migrate.ts';
 import { FatalError } from '../common/errors.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import { createApiClients } from './api-clients.ts';
+import { createSource } from './api-clients.ts';
 export interface ExportOptions {
   databaseUrl: string;
   api: ApiEndpoint;
@@ -31,11 +31,11 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
   const { logger } = options;
   const clock = options.clock ?? systemClock;
   const warehouse = createWarehouse({ databaseUrl: options.databaseUrl, logger, maxConnections: job.concurrency + 4 });
-  const { http, transfers, rpc, counters } = createApiClients({
+  const source = createSource({
     api: options.api,
     logger,
     clock,
-    pool: warehouse.pool,
+    warehouse,
     concurrency: job.concurrency,
     requestsPerSecond: job.requestsPerSecond,
     headerBatchSize: job.headerBatchSize,
@@ -45,9 +45,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
     return await runJob(
       {
         warehouse,
-        transfers,
-        rpc,
-        counters,
+        source,
         endpoint: options.api,
         logger,
         clock,
@@ -58,7 +56,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
       command,
     );
   } finally {
-    await http.close().catch(() => undefined);
+    await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);
   }
 }

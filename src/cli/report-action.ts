@@ -43,7 +43,9 @@ export async function writeReport(flags: ConnectionFlags & ReportFlags): Promise
       throw new FatalError(`report: could not write ${flags.out} (${(err as Error).message}). Check that its folder exists and is writable.`);
     }
     const tokens = new Set(data.daily.map((d) => d.token)).size;
-    process.stdout.write(`erc20-etl report: wrote ${flags.out} (${data.daily.length} token-days of ${tokens} token(s), ${data.coverage.length} covered span(s), ${data.runs.length} run(s))\n`);
+    process.stdout.write(
+      `erc20-etl report: wrote ${flags.out} (${data.daily.length} token-days of ${tokens} token(s), ${data.coverage.length} covered span(s), ${data.runs.length} run(s))\n`,
+    );
   } finally {
     await warehouse.close();
   }

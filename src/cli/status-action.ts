@@ -3,7 +3,7 @@ import { EtlError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { resolveSettings } from '../config/settings.ts';
-import { createSourceCounters } from '../source/counters.ts';
+import { createSourceCounters } from '../common/source-counters.ts';
 import { createHttpClient } from '../source/http-client.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
@@ -26,7 +26,10 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     await ensureMigrated(warehouse).catch((err: unknown) => {
       throw err instanceof EtlError ? err : describeConnectionError(err);
     });
-    const contracts = await contractStatus(warehouse.db, job?.contracts.map((c) => c.address)).catch((err: unknown) => {
+    const contracts = await contractStatus(
+      warehouse.db,
+      job?.contracts.map((c) => c.address),
+    ).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
     const queue = await queueStatus(warehouse.db);
@@ -58,7 +61,9 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
 
 /** The queue in two or three lines: what waits, what runs, who works it, and the last error. */
 function queueText(q: QueueStatus): string {
-  const workers = q.workers.length ? `${q.workers.length} worker process(es) heard from in the last minute (${q.workers.map((w) => `${w.host}:${w.pid}`).join(', ')})` : 'no worker heard from in the last minute';
+  const workers = q.workers.length
+    ? `${q.workers.length} worker process(es) heard from in the last minute (${q.workers.map((w) => `${w.host}:${w.pid}`).join(', ')})`
+    : 'no worker heard from in the last minute';
   return (
     `queue: ${q.waiting} task(s) waiting, ${q.running} running, ${q.givenUp} given up${q.givenUp ? ' (`erc20-etl enqueue` queues their chunks afresh)' : ''}\n` +
     `  ${workers}\n` +

@@ -6,7 +6,7 @@ import { queueStatus } from '../queue/queue-status.ts';
 import { trackQueue } from '../metrics/queue-metrics.ts';
 import { runWorker } from '../queue/worker.ts';
 import { createWarehouse } from '../warehouse/db.ts';
-import { createApiClients } from './api-clients.ts';
+import { createSource } from './api-clients.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
@@ -31,10 +31,8 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
           warehouse,
           logger,
           clock: systemClock,
-          api(job) {
-            const clients = createApiClients({ api, logger, clock: systemClock, pool: warehouse.pool, concurrency: 1, requestsPerSecond: job.requestsPerSecond, headerBatchSize: job.headerBatchSize });
-            return { transfers: clients.transfers, rpc: clients.rpc, counters: clients.counters, close: () => clients.http.close() };
-          },
+          source: (job) =>
+            createSource({ api, logger, clock: systemClock, warehouse, concurrency: 1, requestsPerSecond: job.requestsPerSecond, headerBatchSize: job.headerBatchSize }),
           redact: (text) => api.redact(text),
           ...(metrics && { metrics }),
         },

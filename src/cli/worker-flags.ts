@@ -39,7 +39,8 @@ export async function workerSettings(flags: WorkerFlags): Promise<WorkerSettings
   if (flags.once && flags.schedule) problems.push('--once and --schedule: a worker that stops when the queue is empty cannot keep a schedule; use one or the other');
   let scheduled: Readonly<JobConfig>[] = [];
   if (flags.schedule && !flags.once) scheduled = await scheduledJobs(flags.jobs ?? 'jobs', problems);
-  if (problems.length) throw new ConfigError(`Cannot start the worker (${problems.length} problem(s)):`, problems, 'Fix them and start it again; `erc20-etl worker --help` lists the flags.');
+  if (problems.length)
+    throw new ConfigError(`Cannot start the worker (${problems.length} problem(s)):`, problems, 'Fix them and start it again; `erc20-etl worker --help` lists the flags.');
   return { concurrency, once: Boolean(flags.once), leaseSeconds, scheduled };
 }
 

@@ -17,9 +17,7 @@ export function chooseLogFormat(input: { isTTY: boolean; env: NodeJS.ProcessEnv 
   if (chosen !== undefined && chosen !== '') {
     const format = FORMATS.find((f) => f === chosen.trim().toLowerCase());
     if (!format) {
-      throw new ConfigError(
-        `LOG_FORMAT is "${chosen}": expected json (JSON lines) or pretty (readable text), or leave it unset for text on a terminal and JSON lines otherwise.`,
-      );
+      throw new ConfigError(`LOG_FORMAT is "${chosen}": expected json (JSON lines) or pretty (readable text), or leave it unset for text on a terminal and JSON lines otherwise.`);
     }
     return format;
   }

@@ -35,9 +35,7 @@ export function createTerminalLines(): TerminalLines {
 export function createLogger(options: { level?: string; name?: string; terminal?: TerminalLines } = {}): Logger {
   const isTTY = process.stderr.isTTY === true;
   const destination =
-    chooseLogFormat({ isTTY, env: process.env }) === 'pretty'
-      ? prettyLines(isTTY, options.terminal ?? createTerminalLines())
-      : pino.destination({ fd: 2, sync: true });
+    chooseLogFormat({ isTTY, env: process.env }) === 'pretty' ? prettyLines(isTTY, options.terminal ?? createTerminalLines()) : pino.destination({ fd: 2, sync: true });
   return pino({ level: options.level ?? process.env.LOG_LEVEL ?? 'info', base: { name: options.name ?? 'erc20-etl' } }, destination);
 }
 

@@ -63,7 +63,10 @@ describe('withRetry', () => {
   });
 
   it('gives up after retries + 1 attempts and says how many were made', async () => {
-    const { clock, attempts, result } = setup(Array.from({ length: 10 }, (_, i) => new RetryableError(`timeout #${i + 1}`)), 3);
+    const { clock, attempts, result } = setup(
+      Array.from({ length: 10 }, (_, i) => new RetryableError(`timeout #${i + 1}`)),
+      3,
+    );
     for (let i = 0; i < 10; i++) {
       await flush();
       clock.advance(1000);

@@ -38,12 +38,7 @@ export class RetriesExhaustedError extends FatalError {
  *
  * @example retryDelayMs(3, { minDelayMs: 100, maxDelayMs: 1000 }, 0.5) // → 250 (uniform in 100…400)
  */
-export function retryDelayMs(
-  attempt: number,
-  options: Pick<RetryOptions, 'minDelayMs' | 'maxDelayMs'>,
-  random: number,
-  retryAfterMs?: number,
-): number {
+export function retryDelayMs(attempt: number, options: Pick<RetryOptions, 'minDelayMs' | 'maxDelayMs'>, random: number, retryAfterMs?: number): number {
   const min = Math.max(0, options.minDelayMs);
   const cap = Math.max(min, Math.min(options.maxDelayMs, min * 2 ** Math.min(attempt - 1, 30)));
   const backoff = Math.round(min + random * (cap - min));

@@ -5,11 +5,7 @@ import type { z } from 'zod';
  *
  * @example formatIssues(err.issues, { name: (path) => `--${path[0]}` }) // → ['--blocks: expected …, got "-3"']
  */
-export function formatIssues(
-  issues: readonly z.core.$ZodIssue[],
-  input: unknown,
-  name: (path: readonly PropertyKey[]) => string,
-): string[] {
+export function formatIssues(issues: readonly z.core.$ZodIssue[], input: unknown, name: (path: readonly PropertyKey[]) => string): string[] {
   return issues.map((issue) => {
     const got = valueAt(input, issue.path);
     const shown = got === undefined ? 'nothing' : JSON.stringify(got);

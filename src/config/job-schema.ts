@@ -40,13 +40,10 @@ const contract = z
         title: 'First block',
         description: 'The first block to export, inclusive. A JSON integer ≥ 0.',
       }),
-      toBlock: blockNumber()
-        .optional()
-        .meta({
-          title: 'Last block',
-          description:
-            'The last block to export, inclusive, ≥ fromBlock. Leave it out to follow the chain head, re-reading the last `finality` blocks each run.',
-        }),
+      toBlock: blockNumber().optional().meta({
+        title: 'Last block',
+        description: 'The last block to export, inclusive, ≥ fromBlock. Leave it out to follow the chain head, re-reading the last `finality` blocks each run.',
+      }),
     },
     { error: 'expected a contract like {"address": "0x…", "fromBlock": 0}' },
   )
@@ -104,8 +101,7 @@ export const jobSchema = z
         })
         .meta({
           title: 'Job name',
-          description:
-            'Names the job in logs, in the run ledger and as its lock: 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit.',
+          description: 'Names the job in logs, in the run ledger and as its lock: 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit.',
           examples: ['nightly'],
         }),
       contracts: contracts.meta({
@@ -115,30 +111,20 @@ export const jobSchema = z
       pageSize: integer(1, 1000, 'expected an integer from 1 to 1000')
         .default(1000)
         .meta({ title: 'Page size', description: 'Transfers per getTokenTransfers request, 1 to 1000.' }),
-      concurrency: integer(1, 64, 'expected an integer from 1 to 64')
-        .default(4)
-        .meta({ title: 'Concurrency', description: 'Requests in flight at once, 1 to 64.' }),
-      requestsPerSecond: z
-        .number({ error: 'expected a number > 0' })
-        .positive({ error: 'expected a number > 0' })
-        .optional()
-        .meta({
-          title: 'Requests per second',
-          description: "At most this many API requests per second (fractions allowed, e.g. 0.5). Leave it out for no limit beyond the server's 429s.",
-        }),
-      headerBatchSize: integer(1, 1000, 'expected an integer from 1 to 1000')
-        .default(100)
-        .meta({
-          title: 'Header batch size',
-          description:
-            "erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000. Erigon refuses batches larger than its --rpc.batch.limit (100 by default); where your endpoint allows more, a larger batch leaves more of a requests-per-second limit to pages.",
-        }),
-      finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
-        .default(64)
-        .meta({
-          title: 'Finality',
-          description: 'When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000.',
-        }),
+      concurrency: integer(1, 64, 'expected an integer from 1 to 64').default(4).meta({ title: 'Concurrency', description: 'Requests in flight at once, 1 to 64.' }),
+      requestsPerSecond: z.number({ error: 'expected a number > 0' }).positive({ error: 'expected a number > 0' }).optional().meta({
+        title: 'Requests per second',
+        description: "At most this many API requests per second (fractions allowed, e.g. 0.5). Leave it out for no limit beyond the server's 429s.",
+      }),
+      headerBatchSize: integer(1, 1000, 'expected an integer from 1 to 1000').default(100).meta({
+        title: 'Header batch size',
+        description:
+          'erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000. Erigon refuses batches larger than its --rpc.batch.limit (100 by default); where your endpoint allows more, a larger batch leaves more of a requests-per-second limit to pages.',
+      }),
+      finality: integer(0, 10_000, 'expected an integer from 0 to 10000').default(64).meta({
+        title: 'Finality',
+        description: 'When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000.',
+      }),
       schedule: z
         .string({ error: CRON_EXPECTED })
         // graphile-worker's crontab refuses spaces around the pattern: the worker is given it trimmed
@@ -165,6 +151,3 @@ export const jobSchema = z
 
 /** A validated job, with defaults filled in and addresses in lower case. */
 export type JobConfig = z.output<typeof jobSchema>;
-
-/** A job file as it may be written: defaults optional, `$schema` allowed. */
-export type JobFileInput = z.input<typeof jobSchema>;

@@ -21,7 +21,10 @@ describe('the job JSON Schema', () => {
     const schema = jobJsonSchema() as {
       required: string[];
       additionalProperties: boolean;
-      properties: Record<string, { default?: unknown; description?: string; items?: { additionalProperties: boolean; required: string[]; properties: Record<string, { description?: string }> } }>;
+      properties: Record<
+        string,
+        { default?: unknown; description?: string; items?: { additionalProperties: boolean; required: string[]; properties: Record<string, { description?: string }> } }
+      >;
     };
     expect(schema.required).toEqual(['name', 'contracts']);
     expect(schema.additionalProperties).toBe(false);

@@ -50,7 +50,10 @@ describe('loadJobFile', () => {
     const path = await writeJob('ok.json', {
       $schema: './job.schema.json',
       name: 'nightly',
-      contracts: [{ address: USDC.toUpperCase().replace('0X', '0x'), fromBlock: 100, toBlock: 200 }, { address: USDT, fromBlock: 5 }],
+      contracts: [
+        { address: USDC.toUpperCase().replace('0X', '0x'), fromBlock: 100, toBlock: 200 },
+        { address: USDT, fromBlock: 5 },
+      ],
     });
     const job = await loadJobFile(path);
     expect(job).toEqual({
@@ -78,22 +81,66 @@ describe('loadJobFile', () => {
   });
 
   const invalid: { case: string; job: unknown; expected: RegExp }[] = [
-    { case: 'an unknown key, naming it and the key it probably meant', job: { ...valid, contracts: [{ address: USDC, fromBlock: 5, toblock: 9 }] }, expected: /contracts\[0\]\.toblock: unknown key \(did you mean "toBlock"\?\); expected one of address, fromBlock, toBlock/ },
-    { case: 'an unknown top-level key', job: { ...valid, pagesize: 10 }, expected: /: pagesize: unknown key \(did you mean "pageSize"\?\); expected one of \$schema, name, contracts/ },
-    { case: 'a bad address', job: { ...valid, contracts: [{ address: '0x1234', fromBlock: 1 }] }, expected: /contracts\[0\]\.address: expected a contract address: 0x and 40 hex digits, got "0x1234"/ },
-    { case: 'a negative fromBlock', job: { ...valid, contracts: [{ address: USDC, fromBlock: 0 }, { address: USDT, fromBlock: -5 }] }, expected: /contracts\[1\]\.fromBlock: expected an integer ≥ 0, got -5/ },
+    {
+      case: 'an unknown key, naming it and the key it probably meant',
+      job: { ...valid, contracts: [{ address: USDC, fromBlock: 5, toblock: 9 }] },
+      expected: /contracts\[0\]\.toblock: unknown key \(did you mean "toBlock"\?\); expected one of address, fromBlock, toBlock/,
+    },
+    {
+      case: 'an unknown top-level key',
+      job: { ...valid, pagesize: 10 },
+      expected: /: pagesize: unknown key \(did you mean "pageSize"\?\); expected one of \$schema, name, contracts/,
+    },
+    {
+      case: 'a bad address',
+      job: { ...valid, contracts: [{ address: '0x1234', fromBlock: 1 }] },
+      expected: /contracts\[0\]\.address: expected a contract address: 0x and 40 hex digits, got "0x1234"/,
+    },
+    {
+      case: 'a negative fromBlock',
+      job: {
+        ...valid,
+        contracts: [
+          { address: USDC, fromBlock: 0 },
+          { address: USDT, fromBlock: -5 },
+        ],
+      },
+      expected: /contracts\[1\]\.fromBlock: expected an integer ≥ 0, got -5/,
+    },
     { case: 'a fractional fromBlock', job: { ...valid, contracts: [{ address: USDC, fromBlock: 1.5 }] }, expected: /contracts\[0\]\.fromBlock: expected an integer ≥ 0, got 1\.5/ },
-    { case: 'toBlock below fromBlock', job: { ...valid, contracts: [{ address: USDC, fromBlock: 20, toBlock: 10 }] }, expected: /contracts\[0\]\.toBlock: fromBlock \(20\) is greater than toBlock \(10\); expected toBlock ≥ fromBlock/ },
+    {
+      case: 'toBlock below fromBlock',
+      job: { ...valid, contracts: [{ address: USDC, fromBlock: 20, toBlock: 10 }] },
+      expected: /contracts\[0\]\.toBlock: fromBlock \(20\) is greater than toBlock \(10\); expected toBlock ≥ fromBlock/,
+    },
     { case: 'pageSize 0', job: { ...valid, pageSize: 0 }, expected: /: pageSize: expected an integer from 1 to 1000, got 0/ },
     { case: 'pageSize 1001', job: { ...valid, pageSize: 1001 }, expected: /: pageSize: expected an integer from 1 to 1000, got 1001/ },
     { case: 'concurrency 0', job: { ...valid, concurrency: 0 }, expected: /: concurrency: expected an integer from 1 to 64, got 0/ },
     { case: 'requestsPerSecond 0', job: { ...valid, requestsPerSecond: 0 }, expected: /: requestsPerSecond: expected a number > 0, got 0/ },
     { case: 'finality above 10000', job: { ...valid, finality: 10_001 }, expected: /: finality: expected an integer from 0 to 10000, got 10001/ },
-    { case: 'a duplicate address in another case', job: { ...valid, contracts: [{ address: USDC, fromBlock: 1 }, { address: USDC.toUpperCase().replace('0X', '0x'), fromBlock: 2 }] }, expected: new RegExp(`contracts\\[1\\]\\.address: ${USDC} is listed twice \\(also at contracts\\[0\\]\\); expected each contract once`) },
+    {
+      case: 'a duplicate address in another case',
+      job: {
+        ...valid,
+        contracts: [
+          { address: USDC, fromBlock: 1 },
+          { address: USDC.toUpperCase().replace('0X', '0x'), fromBlock: 2 },
+        ],
+      },
+      expected: new RegExp(`contracts\\[1\\]\\.address: ${USDC} is listed twice \\(also at contracts\\[0\\]\\); expected each contract once`),
+    },
     { case: 'a missing name', job: { contracts: valid.contracts }, expected: /: name: missing, expected a job name/ },
-    { case: 'a name that starts with a dash', job: { ...valid, name: '-x' }, expected: /: name: expected a job name of 1–100 letters, digits, "\.", "_" or "-", starting with a letter or digit, got "-x"/ },
+    {
+      case: 'a name that starts with a dash',
+      job: { ...valid, name: '-x' },
+      expected: /: name: expected a job name of 1–100 letters, digits, "\.", "_" or "-", starting with a letter or digit, got "-x"/,
+    },
     { case: 'empty contracts', job: { ...valid, contracts: [] }, expected: /: contracts: expected at least one contract, got \[\]/ },
-    { case: 'a string where a number is wanted, saying numbers are JSON numbers', job: { ...valid, contracts: [{ address: USDC, fromBlock: '100' }] }, expected: /contracts\[0\]\.fromBlock: expected an integer ≥ 0, got "100" \(text: write numbers without quotes\)/ },
+    {
+      case: 'a string where a number is wanted, saying numbers are JSON numbers',
+      job: { ...valid, contracts: [{ address: USDC, fromBlock: '100' }] },
+      expected: /contracts\[0\]\.fromBlock: expected an integer ≥ 0, got "100" \(text: write numbers without quotes\)/,
+    },
     { case: 'a top level that is not an object', job: '[1, 2]', expected: /: expected a JSON object like \{"name": "…", "contracts": \[/ },
   ];
 
@@ -242,9 +289,6 @@ describe('backfillJob', () => {
 
   it('refuses --from after --to and a contract given twice', () => {
     const err = configErrorOfSync(() => backfillJob({ contract: [USDC, USDC.toUpperCase().replace('0X', '0x')], from: '20', to: '10' }));
-    expect(err.problems).toEqual([
-      `--contract: ${USDC} is given twice; expected each contract once`,
-      '--to: --from (20) is greater than --to (10); expected --from ≤ --to',
-    ]);
+    expect(err.problems).toEqual([`--contract: ${USDC} is given twice; expected each contract once`, '--to: --from (20) is greater than --to (10); expected --from ≤ --to']);
   });
 });

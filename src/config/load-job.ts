@@ -130,7 +130,10 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
   }
   const f = parsed.data;
   const addresses = f.contract.map((a) => a.toLowerCase());
-  const id = createHash('sha256').update(`${[...addresses].sort().join(',')}:${f.from}-${f.to}`).digest('hex').slice(0, 8);
+  const id = createHash('sha256')
+    .update(`${[...addresses].sort().join(',')}:${f.from}-${f.to}`)
+    .digest('hex')
+    .slice(0, 8);
   return deepFreeze(
     jobSchema.parse({
       name: `backfill-${id}`,

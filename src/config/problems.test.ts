@@ -19,9 +19,7 @@ describe('shown', () => {
 });
 
 describe('describeIssues', () => {
-  const schema = z
-    .strictObject({ retries: z.number({ error: 'expected a number' }), endpoint: z.strictObject({ host: z.string() }).optional() })
-    .transform((o) => o);
+  const schema = z.strictObject({ retries: z.number({ error: 'expected a number' }), endpoint: z.strictObject({ host: z.string() }).optional() }).transform((o) => o);
 
   it('suggests the key a typo meant only when one is close', () => {
     const input = { retires: 1, retries: 2, endpoint: { hots: 'a', port: 1 }, zzz: 0 };
@@ -84,7 +82,19 @@ describe('jsonSyntaxProblem', () => {
 
   it('agrees with JSON.parse on where the error is whenever Node says a position', () => {
     for (const text of ['{"a": 1,}', '{"a": 1 "b": 2}', '[1 2]', '{"a": "x\ty"}', '{"a": 1}x']) {
-      const position = Number(/at position (\d+)/.exec(String((() => { try { JSON.parse(text); } catch (e) { return (e as Error).message; } })()))?.[1]);
+      const position = Number(
+        /at position (\d+)/.exec(
+          String(
+            (() => {
+              try {
+                JSON.parse(text);
+              } catch (e) {
+                return (e as Error).message;
+              }
+            })(),
+          ),
+        )?.[1],
+      );
       expect(position, text).not.toBeNaN();
       expect(jsonSyntaxProblem(text), text).toMatch(new RegExp(`^line 1, column ${position + 1}:`));
     }

@@ -2,6 +2,7 @@
  * Problems in configuration, one line each, naming the field (or flag), what was expected and what was got:
  * `contracts[1].fromBlock: expected an integer ≥ 0, got -5`. The caller puts the file name in front.
  */
+import { visit } from 'jsonc-parser';
 import { z } from 'zod';
 
 export interface DescribeOptions {
@@ -18,11 +19,7 @@ export interface DescribeOptions {
  * // → ['contracts[0].fromblock: unknown key (did you mean "fromBlock"?); expected one of address, fromBlock, toBlock',
  * //    'pageSize: expected an integer from 1 to 1000, got 0']
  */
-export function describeIssues(
-  issues: readonly z.core.$ZodIssue[],
-  input: unknown,
-  options: DescribeOptions = {},
-): string[] {
+export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown, options: DescribeOptions = {}): string[] {
   const name = options.name ?? fieldPath;
   const lines = issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
@@ -150,101 +147,110 @@ class SyntaxStop {
   ) {}
 }
 
-/** A small JSON scanner (RFC 8259) that stops at the first error. */
+/** What the parser wants next: a value (`element`: one after a comma in an array), a property name, its colon, or what follows a value. */
+type Expecting = 'value' | 'element' | 'property' | 'colon' | 'after-value';
+
+/**
+ * A string token up to its first fault: the text ends, a backslash starts no escape, or a control character
+ * (the characters allowed as they are: from the space on, but " and \).
+ */
+const STRING_PREFIX = /"(?:[\x20\x21\x23-\x5b\x5d-\uffff]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*/y;
+
+/**
+ * The first error in `text` as strict JSON (RFC 8259), found by jsonc-parser's `visit` (comments and trailing
+ * commas refused) and stopped there. jsonc-parser says which token is wrong; what was expected comes from where
+ * the parser was (tracked through the visitor), and a fault inside a string or number is placed on its character.
+ */
 function findJsonSyntaxError(text: string): SyntaxStop | undefined {
-  let i = 0;
-  const got = () => (i < text.length ? `got ${JSON.stringify(text[i])}` : 'got the end of the file');
-  const fail = (expected: string, hint = ''): never => {
-    throw new SyntaxStop(i, `${expected}, ${got()}${hint}`);
-  };
-  const space = () => {
-    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
-  };
-  const string = () => {
-    i++;
-    for (;;) {
-      if (i >= text.length) fail('expected the closing " of a string');
-      const c = text[i]!;
-      if (c === '"') return void i++;
-      if (c === '\\') {
-        i++;
-        if (text[i] === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) i += 5;
-        else if (i < text.length && '"\\/bfnrt'.includes(text[i]!)) i++;
-        else fail('expected an escape like \\n, \\" or \\u00e9 after \\');
-      } else if (c.charCodeAt(0) < 0x20) fail('expected the closing " of a string', ' (a line break inside a string is written \\n)');
-      else i++;
-    }
-  };
-  const digits = (expected: string) => {
-    if (!/[0-9]/.test(text[i] ?? '')) fail(expected);
-    while (/[0-9]/.test(text[i] ?? '')) i++;
-  };
-  const number = () => {
-    if (text[i] === '-') i++;
-    if (text[i] === '0') i++;
-    else digits('expected a digit');
-    if (text[i] === '.') {
-      i++;
-      digits('expected a digit after the decimal point');
-    }
-    if (text[i] === 'e' || text[i] === 'E') {
-      i++;
-      if (text[i] === '+' || text[i] === '-') i++;
-      digits('expected a digit in the exponent');
-    }
-  };
-  const value = (depth: number): void => {
-    space();
-    if (depth > MAX_DEPTH) fail(`expected at most ${MAX_DEPTH} levels of nesting`);
-    const c = text[i];
-    if (c === '{') return members(depth);
-    if (c === '[') return elements(depth);
-    if (c === '"') return string();
-    if (c === '-' || /[0-9]/.test(c ?? '')) return number();
-    for (const word of ['true', 'false', 'null']) {
-      if (text.startsWith(word, i)) return void (i += word.length);
-    }
-    if (c === '/') fail('expected a value', ' (JSON allows no comments)');
-    if (c === "'") fail('expected a value', ' (JSON strings use double quotes)');
-    fail('expected a value');
-  };
-  const members = (depth: number) => {
-    i++;
-    space();
-    if (text[i] === '}') return void i++;
-    for (;;) {
-      space();
-      if (text[i] !== '"') fail('expected a property name in double quotes', text[i] === '}' ? ' (JSON allows no trailing comma)' : '');
-      string();
-      space();
-      if (text[i] !== ':') fail('expected ":" after the property name');
-      i++;
-      value(depth + 1);
-      space();
-      if (text[i] === ',') i++;
-      else if (text[i] === '}') return void i++;
-      else fail('expected "," or "}"');
-    }
-  };
-  const elements = (depth: number) => {
-    i++;
-    space();
-    if (text[i] === ']') return void i++;
-    for (;;) {
-      space();
-      if (text[i] === ']') fail('expected a value', ' (JSON allows no trailing comma)');
-      value(depth + 1);
-      space();
-      if (text[i] === ',') i++;
-      else if (text[i] === ']') return void i++;
-      else fail('expected "," or "]"');
-    }
-  };
   if (text.trim() === '') return new SyntaxStop(0, 'the file is empty, expected a JSON object');
+  const closers: ('}' | ']')[] = [];
+  let expecting: Expecting = 'value';
+  const stop = (offset: number, expected: string, hint = ''): never => {
+    const got = offset < text.length ? `got ${JSON.stringify(text[offset])}` : 'got the end of the file';
+    throw new SyntaxStop(offset, `${expected}, ${got}${hint}`);
+  };
+  const checkDepth = (offset: number) => {
+    if (closers.length > MAX_DEPTH) stop(offset, `expected at most ${MAX_DEPTH} levels of nesting`);
+  };
+  // jsonc-parser calls onObjectEnd and onArrayEnd at the end of the file too, before saying it is not closed
+  const close = (closer: '}' | ']') => (offset: number) => {
+    if (text[offset] !== closer) return;
+    closers.pop();
+    expecting = 'after-value';
+  };
+  const unexpected = (offset: number): never => {
+    const c = text[offset];
+    switch (expecting) {
+      case 'property':
+        return stop(offset, 'expected a property name in double quotes', c === '}' ? ' (JSON allows no trailing comma)' : '');
+      case 'colon':
+        return stop(offset, 'expected ":" after the property name');
+      case 'after-value':
+        return stop(offset, closers.length ? `expected "," or "${closers.at(-1)}"` : 'expected the end of the file after the JSON value');
+      default:
+        if (expecting === 'element' && c === ']') stop(offset, 'expected a value', ' (JSON allows no trailing comma)');
+        return stop(offset, 'expected a value', c === '/' ? ' (JSON allows no comments)' : c === "'" ? ' (JSON strings use double quotes)' : '');
+    }
+  };
+  /** A string token jsonc-parser found fault with: where the fault is. */
+  const badString = (offset: number): never => {
+    STRING_PREFIX.lastIndex = offset;
+    const at = offset + (STRING_PREFIX.exec(text)?.[0].length ?? 0);
+    if (text[at] === '\\') stop(at + 1, 'expected an escape like \\n, \\" or \\u00e9 after \\');
+    return stop(at, 'expected the closing " of a string', at < text.length ? ' (a line break inside a string is written \\n)' : '');
+  };
+  /** A number token jsonc-parser found fault with (or a lone minus): the digit it lacks. */
+  const badNumber = (offset: number, length: number): never => {
+    if (!/[0-9]/.test(text[offset + 1] ?? '') && text[offset] === '-') stop(offset + 1, 'expected a digit');
+    const end = offset + length;
+    return stop(end, text[end - 1] === '.' ? 'expected a digit after the decimal point' : 'expected a digit in the exponent');
+  };
   try {
-    value(0);
-    space();
-    if (i < text.length) fail('expected the end of the file after the JSON value');
+    visit(
+      text,
+      {
+        onObjectBegin: (offset) => {
+          checkDepth(offset);
+          closers.push('}');
+          expecting = 'property';
+        },
+        onArrayBegin: (offset) => {
+          checkDepth(offset);
+          closers.push(']');
+          expecting = 'value';
+        },
+        onObjectEnd: close('}'),
+        onArrayEnd: close(']'),
+        onLiteralValue: (_value, offset) => {
+          checkDepth(offset);
+          expecting = 'after-value';
+        },
+        onObjectProperty: () => {
+          expecting = 'colon';
+        },
+        onSeparator: (separator) => {
+          expecting = separator === ':' ? 'value' : closers.at(-1) === '}' ? 'property' : 'element';
+        },
+        onError: (_error, offset, length) => {
+          const c = text[offset] ?? '';
+          const value = expecting === 'value' || expecting === 'element';
+          if (value && !(expecting === 'element' && c === ']')) {
+            checkDepth(offset);
+            if (c === '"') badString(offset);
+            if (c === '-' || /[0-9]/.test(c)) badNumber(offset, length);
+            const keyword = /^(?:true|false|null)/.exec(text.slice(offset, offset + 5));
+            if (keyword) {
+              // a word that starts with a literal (`truex`): the literal is a value, what follows it is wrong
+              expecting = 'after-value';
+              unexpected(offset + keyword[0].length);
+            }
+          }
+          if (expecting === 'property' && c === '"') badString(offset);
+          unexpected(offset);
+        },
+      },
+      { disallowComments: true, allowTrailingComma: false },
+    );
     return undefined;
   } catch (e) {
     if (e instanceof SyntaxStop) return e;

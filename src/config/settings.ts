@@ -4,7 +4,7 @@
  * A flag wins over the environment. Values are never echoed in messages: both may hold secrets.
  */
 import { ConfigError } from '../common/errors.ts';
-import { parseApiUrl, type ApiEndpoint } from '../source/api-url.ts';
+import { parseApiUrl, type ApiEndpoint } from './api-url.ts';
 
 export interface SettingsInput {
   flags: { databaseUrl?: string; apiUrl?: string };

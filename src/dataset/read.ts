@@ -8,16 +8,12 @@ import { DATASET_FILES, type Dataset, type TokenRecord, type TransferRecord } fr
 import { checkAddress, show, TRANSFER_FIELD_CHECKS } from './validate.ts';
 
 /** A dataset folder that cannot be served: lists every problem found (up to a limit), each with file and line. */
-export class DatasetError extends ConfigError {
+class DatasetError extends ConfigError {
   constructor(
     readonly dir: string,
     problems: string[],
   ) {
-    super(
-      `dataset ${dir} cannot be used:`,
-      problems,
-      'Fix these lines (chain-api.md §3 describes the format), or write a valid dataset with `erc20-etl devnet dump --out DIR`.',
-    );
+    super(`dataset ${dir} cannot be used:`, problems, 'Fix these lines (chain-api.md §3 describes the format), or write a valid dataset with `erc20-etl devnet dump --out DIR`.');
   }
 }
 

@@ -14,15 +14,11 @@ const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function checkAddress(value: unknown): string | undefined {
-  return typeof value === 'string' && ADDRESS.test(value)
-    ? undefined
-    : `expected a lower-case 0x address of 40 hex digits, got ${show(value)}`;
+  return typeof value === 'string' && ADDRESS.test(value) ? undefined : `expected a lower-case 0x address of 40 hex digits, got ${show(value)}`;
 }
 
 export function checkHash(value: unknown): string | undefined {
-  return typeof value === 'string' && HASH.test(value)
-    ? undefined
-    : `expected a lower-case 0x hash of 64 hex digits, got ${show(value)}`;
+  return typeof value === 'string' && HASH.test(value) ? undefined : `expected a lower-case 0x hash of 64 hex digits, got ${show(value)}`;
 }
 
 export function checkUint256Text(value: unknown): string | undefined {
@@ -33,9 +29,7 @@ export function checkUint256Text(value: unknown): string | undefined {
 }
 
 export function checkIndex(value: unknown): string | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-    ? undefined
-    : `expected a non-negative integer, got ${show(value)}`;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? undefined : `expected a non-negative integer, got ${show(value)}`;
 }
 
 export function checkIsoTimestamp(value: unknown): string | undefined {

@@ -20,7 +20,7 @@ export function tokenLine(t: TokenRecord): string {
 }
 
 /** Writes lines to a file in large chunks, waiting when the disk is behind. */
-export async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
+async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
   const out = createWriteStream(path, { encoding: 'utf8' });
   let chunk: string[] = [];
   for (const line of lines) {

@@ -52,7 +52,10 @@ export function createChainStore(initial: Dataset): ChainStore {
     for (const t of dataset.transfers) {
       assertJsonSafe(t);
       let list = byContract.get(t.contractAddress);
-      if (!list) byContract.set(t.contractAddress, (list = []));
+      if (!list) {
+        list = [];
+        byContract.set(t.contractAddress, list);
+      }
       list.push(t);
     }
     for (const list of byContract.values()) list.sort(newestFirst);

@@ -96,7 +96,10 @@ async function corrupt(req: IncomingMessage, res: ServerResponse, ctx: ControlCo
 async function streamLines<T>(res: ServerResponse, items: readonly T[], line: (item: T) => string) {
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   for (let i = 0; i < items.length; i += 5000) {
-    const chunk = `${items.slice(i, i + 5000).map(line).join('\n')}\n`;
+    const chunk = `${items
+      .slice(i, i + 5000)
+      .map(line)
+      .join('\n')}\n`;
     if (!res.write(chunk)) await once(res, 'drain');
   }
   res.end();

@@ -9,9 +9,7 @@ import { generateSyntheticDataset } from './synthetic.ts';
 
 const dataset = generateSyntheticDataset({ seed: 3, blocks: 60, tokens: 2, transfers: 400, startBlock: 500 });
 const contract = dataset.transfers[0]!.contractAddress;
-const newestFirst = dataset.transfers
-  .filter((t) => t.contractAddress === contract)
-  .sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
+const newestFirst = dataset.transfers.filter((t) => t.contractAddress === contract).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
 
 function pageOf(from: number, size: number, nextPageKey?: string): PageJson {
   const rows = newestFirst.slice(from, from + size).map(transferJson);
@@ -167,10 +165,7 @@ describe('createCorruptor', () => {
     corruptor.arm({ kind: 'duplicate-across-pages', times: 1 });
     expect(corruptor.transfers(params({}), body(pageOf(0, 4)))).toBeUndefined();
     const last = newestFirst[3]!;
-    const pageKey = encodePageKey(
-      { contract, fromBlock: 0, toBlock: 10_000, afterBlock: last.blockNumber, afterLogIndex: last.logIndex, issuedAt: 0 },
-      secret,
-    );
+    const pageKey = encodePageKey({ contract, fromBlock: 0, toBlock: 10_000, afterBlock: last.blockNumber, afterLogIndex: last.logIndex, issuedAt: 0 }, secret);
     const answer = corruptor.transfers(params({ pageKey }), body(pageOf(4, 4)));
     expect(answer?.type).toBe('json');
     const page = JSON.parse((answer as { text: string }).text) as PageJson;

@@ -99,11 +99,7 @@ export interface PageContext {
  *
  * @example corruptPage('negative-value', page, {}) // → { page: <copy, tokenTransfers[1].value "-5">, block: 17000000, field: 'tokenTransfers[1].value' }
  */
-export function corruptPage(
-  kind: PageCorruption,
-  input: PageJson,
-  context: PageContext,
-): { page: PageJson; block?: number; field: string } | undefined {
+export function corruptPage(kind: PageCorruption, input: PageJson, context: PageContext): { page: PageJson; block?: number; field: string } | undefined {
   const rows = input.tokenTransfers.map((r) => ({ ...r }));
   const page: PageJson = { ...input, tokenTransfers: rows };
   const i = Math.floor((rows.length - 1) / 2);
@@ -116,17 +112,27 @@ export function corruptPage(
   };
   switch (kind) {
     case 'bad-address':
-      return damage('fromAddress', (r) => void (r.fromAddress = String(r.fromAddress).slice(0, -1)));
+      return damage('fromAddress', (r) => {
+        r.fromAddress = String(r.fromAddress).slice(0, -1);
+      });
     case 'negative-value':
-      return damage('value', (r) => void (r.value = `-${r.value === '0' ? '1' : String(r.value)}`));
+      return damage('value', (r) => {
+        r.value = `-${r.value === '0' ? '1' : String(r.value)}`;
+      });
     case 'non-numeric-value':
-      return damage('value', (r) => void (r.value = 'NaN'));
+      return damage('value', (r) => {
+        r.value = 'NaN';
+      });
     case 'overflow-value':
-      return damage('value', (r) => void (r.value = OVERFLOW_VALUE));
+      return damage('value', (r) => {
+        r.value = OVERFLOW_VALUE;
+      });
     case 'missing-field':
       return damage('transactionHash', (r) => void delete r.transactionHash);
     case 'bad-timestamp':
-      return damage('blockTimestamp', (r) => void (r.blockTimestamp = String(r.blockTimestamp).slice(0, 19).replace('T', ' ')));
+      return damage('blockTimestamp', (r) => {
+        r.blockTimestamp = String(r.blockTimestamp).slice(0, 19).replace('T', ' ');
+      });
     case 'count-mismatch':
       page.count = rows.length + 1;
       return { page, ...(rows[0] && { block: blockOf(rows[0]) }), field: 'count' };

@@ -31,7 +31,7 @@ export interface CorruptorDeps {
 }
 
 /** The size of a `huge-body` answer: 50 MB. */
-export const HUGE_BODY_BYTES = 50 * 1024 * 1024;
+const HUGE_BODY_BYTES = 50 * 1024 * 1024;
 /** Served corruptions listed by `GET /__control/corrupt`: the newest this many. */
 const SERVED_KEPT = 100;
 

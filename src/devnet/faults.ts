@@ -41,5 +41,3 @@ export function createFaults(options: FaultOptions, random: () => number) {
     },
   };
 }
-
-export type Faults = ReturnType<typeof createFaults>;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export const MAX_REQUEST_BODY = 5 * 1024 * 1024;
+const MAX_REQUEST_BODY = 5 * 1024 * 1024;
 
 /** Reads a request body as text, refusing bodies over `limit` bytes. */
 export async function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY): Promise<string | undefined> {
@@ -20,13 +20,7 @@ export type Cut = 'reset' | 'truncated' | undefined;
  * Sends a JSON body. A `cut` response is damaged on purpose: `reset` destroys the socket after part of
  * the body; `truncated` ends a chunked response cleanly after part of it, so only the JSON is broken.
  */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: string | unknown,
-  headers: Record<string, string> = {},
-  cut: Cut = undefined,
-): void {
+export function sendJson(res: ServerResponse, status: number, body: string | unknown, headers: Record<string, string> = {}, cut: Cut = undefined): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   if (cut === 'truncated') {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });

@@ -19,17 +19,13 @@ export interface PagePosition {
 const VERSION = 'p1';
 
 function mac(payload: string, secret: string): string {
-  return Buffer.from(keccak_256(new TextEncoder().encode(`${secret}\u0000${payload}`)).subarray(0, 12)).toString(
-    'base64url',
-  );
+  return Buffer.from(keccak_256(new TextEncoder().encode(`${secret}\u0000${payload}`)).subarray(0, 12)).toString('base64url');
 }
 
 /** @example encodePageKey(pos, 'secret') // → 'p1.eyJjIjoi….Xr3…' */
 export function encodePageKey(position: PagePosition, secret: string): string {
   const p = position;
-  const payload = Buffer.from(
-    JSON.stringify([p.contract, p.fromBlock, p.toBlock, p.afterBlock, p.afterLogIndex, p.issuedAt]),
-  ).toString('base64url');
+  const payload = Buffer.from(JSON.stringify([p.contract, p.fromBlock, p.toBlock, p.afterBlock, p.afterLogIndex, p.issuedAt])).toString('base64url');
   return `${VERSION}.${payload}.${mac(payload, secret)}`;
 }
 

@@ -13,11 +13,7 @@ export interface PageWindow {
  *
  * @example selectPage(list, { fromBlock: 10, toBlock: 20 }, 2) // → { rows: [<20/5>, <20/3>], more: true }
  */
-export function selectPage(
-  list: readonly TransferRecord[],
-  window: PageWindow,
-  pageSize: number,
-): { rows: TransferRecord[]; more: boolean } {
+export function selectPage(list: readonly TransferRecord[], window: PageWindow, pageSize: number): { rows: TransferRecord[]; more: boolean } {
   const { after } = window;
   const start = after
     ? firstIndex(list, (t) => t.blockNumber < after.blockNumber || (t.blockNumber === after.blockNumber && t.logIndex < after.logIndex))

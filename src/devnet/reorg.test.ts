@@ -77,9 +77,7 @@ function outcome(before: Dataset, after: Dataset, orphaned: readonly HeaderJson[
   const beforeTx = new Set(before.transfers.map((t) => t.transactionHash));
   const dropped = affected.filter((t) => !afterByTx.has(t.transactionHash));
   const moved = affected.filter((t) => afterByTx.get(t.transactionHash)?.some((u) => u.blockNumber !== t.blockNumber));
-  const kept = affected.filter((t) =>
-    afterByTx.get(t.transactionHash)?.some((u) => u.blockNumber === t.blockNumber && u.logIndex === t.logIndex),
-  );
+  const kept = affected.filter((t) => afterByTx.get(t.transactionHash)?.some((u) => u.blockNumber === t.blockNumber && u.logIndex === t.logIndex));
   const added = after.transfers.filter((t) => !beforeTx.has(t.transactionHash));
   return { affected, dropped, moved, kept, added };
 }

@@ -6,6 +6,7 @@ import type { Dataset, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { fromQuantity } from '../eth/hex.ts';
+import { blockTransfer, type TransferParts } from './block-transfer.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
 
 export interface ReorgResult {
@@ -62,16 +63,14 @@ function quantityField(header: HeaderJson, key: 'number' | 'timestamp'): number 
   return Number(fromQuantity(text));
 }
 
-function replaceHeaders(
-  rng: Rng,
-  input: readonly HeaderJson[],
-  depth: number,
-): { replaced: ReplacedBlock[]; headers: HeaderJson[]; orphaned: HeaderJson[] } {
+function replaceHeaders(rng: Rng, input: readonly HeaderJson[], depth: number): { replaced: ReplacedBlock[]; headers: HeaderJson[]; orphaned: HeaderJson[] } {
   const numbers = input.map((h) => quantityField(h, 'number'));
   const byNumber = input.map((_, i) => i).sort((a, b) => numbers[a]! - numbers[b]! || a - b);
   const positions = byNumber.slice(byNumber.length - depth);
   const hashOf = new Map<number, string>();
-  input.forEach((h, i) => hashOf.set(numbers[i]!, h.hash));
+  input.forEach((h, i) => {
+    hashOf.set(numbers[i]!, h.hash);
+  });
 
   const headers = [...input];
   const replaced: ReplacedBlock[] = [];
@@ -139,7 +138,9 @@ function rewriteTransfers(rng: Rng, dataset: Dataset, replaced: readonly Replace
   const canMove = replaced.length >= 2 && transactions.length - dropCount >= 2;
   const moveCount = canMove ? Math.max(1, Math.round(transactions.length * MOVE_SHARE)) : 0;
   const fate = new Uint8Array(transactions.length); // 0 keep, 1 drop, 2 move
-  order.forEach((tx, rank) => (fate[tx] = rank < dropCount ? 1 : rank < dropCount + moveCount ? 2 : 0));
+  order.forEach((tx, rank) => {
+    fate[tx] = rank < dropCount ? 1 : rank < dropCount + moveCount ? 2 : 0;
+  });
 
   transactions.forEach((tx, i) => {
     if (fate[i] !== 0) return;
@@ -199,28 +200,11 @@ function place(content: BlockContent, t: TransferRecord): void {
  * Puts one transaction's transfers at the end of a replaced block: a transaction index and log indexes
  * above every one already there (with small gaps, for other transactions and logs).
  */
-function appendTransaction(
-  rng: Rng,
-  content: BlockContent,
-  transactionHash: string,
-  transfers: readonly Pick<TransferRecord, 'contractAddress' | 'fromAddress' | 'toAddress' | 'value'>[],
-): void {
+function appendTransaction(rng: Rng, content: BlockContent, transactionHash: string, transfers: readonly TransferParts[]): void {
   const transactionIndex = content.maxTransactionIndex + 1 + rng.int(0, 2);
   let logIndex = content.maxLogIndex + 1 + rng.int(0, 2);
-  const { block } = content;
   for (const t of transfers) {
-    place(content, {
-      contractAddress: t.contractAddress,
-      fromAddress: t.fromAddress,
-      toAddress: t.toAddress,
-      value: t.value,
-      blockHash: block.hash,
-      blockNumber: block.number,
-      blockTimestamp: block.timestamp,
-      transactionHash,
-      transactionIndex,
-      logIndex,
-    });
+    place(content, blockTransfer(t, content.block, { transactionHash, transactionIndex, logIndex }));
     logIndex += 1 + (rng.chance(0.2) ? 1 : 0);
   }
 }

@@ -2,7 +2,7 @@ import { RPC_ERRORS, RpcFailure, rpcErrorBody, type RpcId } from './rpc-errors.t
 import { RPC_METHODS, type RpcMethodContext } from './rpc-methods.ts';
 
 /** The most calls a batch may hold unless the server is told otherwise: geth's default (Erigon's is 100). */
-export const MAX_BATCH = 1000;
+const MAX_BATCH = 1000;
 
 export interface RpcOutcome {
   status: number;

@@ -14,7 +14,8 @@ import { handleControl } from './control.ts';
 import { createCorruptor } from './corruptor.ts';
 import { sendCorrupted } from './corrupt-send.ts';
 
-export interface DevnetConfig {
+/** How the server listens, whom it admits and how it answers: its whole configuration but the seed. */
+export interface DevnetServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -28,6 +29,9 @@ export interface DevnetConfig {
   /** getTokenTransfers requests a project may make before its plan capacity is exceeded (403); unset = unlimited. */
   quota?: number;
   pageKeyTtlSeconds: number;
+}
+
+export interface DevnetConfig extends DevnetServerOptions {
   /** Seeds fault decisions and reorg forks, so a run repeats. */
   seed: number;
 }
@@ -95,9 +99,7 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
       sendJson(res, status, errorBody, headers);
     };
     if (!projects.has(project)) {
-      return isRpc
-        ? fail(401, 'unauthorized', 'unauthorized', 'authentication failed')
-        : fail(401, 'unauthorized', 'unauthorized', 'unknown project id: check the base URL');
+      return isRpc ? fail(401, 'unauthorized', 'unauthorized', 'authentication failed') : fail(401, 'unauthorized', 'unauthorized', 'unknown project id: check the base URL');
     }
     const admitted = limiter.take(project);
     if (!admitted.ok) {

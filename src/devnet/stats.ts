@@ -12,10 +12,16 @@ export function createStats() {
   return {
     countTransfersRequest: () => void stats.getTokenTransfers++,
     countRpcRequest: () => void stats.rpcHttpRequests++,
-    countRpcCall: (method: string) => void (stats.rpcCalls[method] = (stats.rpcCalls[method] ?? 0) + 1),
-    countError: (key: string | number) => void (stats.errors[String(key)] = (stats.errors[String(key)] ?? 0) + 1),
+    countRpcCall: (method: string) => {
+      stats.rpcCalls[method] = (stats.rpcCalls[method] ?? 0) + 1;
+    },
+    countError: (key: string | number) => {
+      stats.errors[String(key)] = (stats.errors[String(key)] ?? 0) + 1;
+    },
     snapshot: (): DevnetStats => structuredClone(stats),
-    reset: () => void (stats = empty()),
+    reset: () => {
+      stats = empty();
+    },
   };
 }
 

@@ -24,10 +24,8 @@ const defaults = generateSyntheticDataset(SYNTHETIC_DEFAULTS);
 const small = (o: Partial<SyntheticOptions> = {}, profile: SyntheticProfile = {}): Dataset =>
   generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 200, transfers: 1500, ...o }, profile);
 
-const num = (h: HeaderJson, key: 'number' | 'timestamp' | 'difficulty' | 'gasUsed' | 'gasLimit'): bigint =>
-  BigInt(h[key]!);
-const jsonl = (ds: Dataset): string =>
-  [ds.headers, ds.transfers, ds.tokens].map((rows) => rows.map((r) => JSON.stringify(r)).join('\n')).join('\n\n');
+const num = (h: HeaderJson, key: 'number' | 'timestamp' | 'difficulty' | 'gasUsed' | 'gasLimit'): bigint => BigInt(h[key]!);
+const jsonl = (ds: Dataset): string => [ds.headers, ds.transfers, ds.tokens].map((rows) => rows.map((r) => JSON.stringify(r)).join('\n')).join('\n\n');
 
 describe('synthetic dataset: determinism and options', () => {
   it('the same seed gives the same dataset, byte for byte', () => {
@@ -107,20 +105,12 @@ describe('synthetic dataset: headers', () => {
   });
 
   it('spaces timestamps 12 seconds apart', () => {
-    expect(headers.map((h) => num(h, 'timestamp'))).toEqual(
-      headers.map((_, i) => BigInt(TIMESTAMP_BASE + BLOCK_TIME_SECONDS * i)),
-    );
+    expect(headers.map((h) => num(h, 'timestamp'))).toEqual(headers.map((_, i) => BigInt(TIMESTAMP_BASE + BLOCK_TIME_SECONDS * i)));
   });
 
   it('writes quantities as minimal hex and data with the right sizes, lower-case', () => {
-    const quantities = [
-      ...['difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp'],
-      ...['baseFeePerGas', 'blobGasUsed', 'excessBlobGas'],
-    ] as const;
-    const hashes = [
-      ...['parentHash', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'mixHash'],
-      ...['withdrawalsRoot', 'parentBeaconBlockRoot', 'requestsHash'],
-    ] as const;
+    const quantities = [...['difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp'], ...['baseFeePerGas', 'blobGasUsed', 'excessBlobGas']] as const;
+    const hashes = [...['parentHash', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'mixHash'], ...['withdrawalsRoot', 'parentBeaconBlockRoot', 'requestsHash']] as const;
     const bad: string[] = [];
     for (const h of headers) {
       const at = `block ${h.number}`;
@@ -218,10 +208,7 @@ describe('synthetic dataset: tokens', () => {
   const symbolOf = (t: Dataset['tokens'][number]) => t.contractSymbol ?? t.contractSymbols;
 
   it('has the requested number of contracts, with lower-case 20-byte addresses', () => {
-    const contracts = new Set([
-      ...defaults.tokens.map((t) => t.contractAddress),
-      ...defaults.transfers.map((t) => t.contractAddress),
-    ]);
+    const contracts = new Set([...defaults.tokens.map((t) => t.contractAddress), ...defaults.transfers.map((t) => t.contractAddress)]);
     expect(contracts.size).toBe(SYNTHETIC_DEFAULTS.tokens);
     for (const c of contracts) expect(c).toMatch(/^0x[0-9a-f]{40}$/);
   });
@@ -337,7 +324,9 @@ describe('synthetic dataset: transfers', () => {
 
   it('has 0 and 2^256−1 among as few as two transfers', () => {
     for (const seed of [1, 2, 3]) {
-      const values = small({ seed, transfers: 2 }).transfers.map((t) => t.value).sort();
+      const values = small({ seed, transfers: 2 })
+        .transfers.map((t) => t.value)
+        .sort();
       expect(values).toEqual(['0', MAX_TEXT]);
     }
   });
@@ -356,13 +345,7 @@ describe('synthetic dataset: transfers', () => {
   it('uses lower-case addresses from a pool, with repeated senders and receivers', () => {
     const address = /^0x[0-9a-f]{40}$/;
     const hash = /^0x[0-9a-f]{64}$/;
-    const bad = transfers.filter(
-      (t) =>
-        !address.test(t.fromAddress) ||
-        !address.test(t.toAddress) ||
-        !hash.test(t.transactionHash) ||
-        !hash.test(t.blockHash),
-    );
+    const bad = transfers.filter((t) => !address.test(t.fromAddress) || !address.test(t.toAddress) || !hash.test(t.transactionHash) || !hash.test(t.blockHash));
     expect(bad).toEqual([]);
     const senders = new Map<string, number>();
     for (const t of transfers) senders.set(t.fromAddress, (senders.get(t.fromAddress) ?? 0) + 1);
@@ -400,9 +383,7 @@ describe('synthetic dataset: realistic amounts', () => {
 
   it('changes only the values: headers, tokens, blocks, addresses and counts equal the default profile’s', () => {
     expect(withoutValues(realistic)).toEqual(withoutValues(defaults));
-    expect(realistic.transfers.filter((t, i) => t.value !== defaults.transfers[i]!.value).length).toBeGreaterThan(
-      realistic.transfers.length * 0.99,
-    );
+    expect(realistic.transfers.filter((t, i) => t.value !== defaults.transfers[i]!.value).length).toBeGreaterThan(realistic.transfers.length * 0.99);
   });
 
   it('keeps every value within 10^(decimals+7), with neither 2^256−1 nor random 256-bit values', () => {

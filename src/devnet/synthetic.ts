@@ -9,6 +9,7 @@ import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { toQuantity } from '../eth/hex.ts';
+import { blockTransfer, type BlockRef } from './block-transfer.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
 import { MAX_UINT256 } from '../dataset/validate.ts';
 import { realisticValue } from './realistic-amounts.ts';
@@ -53,11 +54,11 @@ export const TIMESTAMP_BASE = 1_693_000_000;
 export const BLOCK_TIME_SECONDS = 12;
 
 export const ZERO_HASH = `0x${'00'.repeat(32)}`;
-export const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
+const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
 /** keccak256(rlp([])): the uncles hash of every block without uncles. */
 export const EMPTY_UNCLES_HASH = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
 /** sha256 of nothing: the `requestsHash` of a Prague block without execution-layer requests. */
-export const EMPTY_REQUESTS_HASH = '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const EMPTY_REQUESTS_HASH = '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 /** First block of each fork; a field a fork introduced is null in every block before it. */
 export interface ForkBoundaries {
@@ -93,7 +94,7 @@ const MINIMUM: Readonly<Record<keyof SyntheticOptions, number | null>> = {
  * @example validateSyntheticOptions({ ...SYNTHETIC_DEFAULTS, blocks: -3 })
  * // RangeError: --blocks must be an integer ≥ 1, got -3
  */
-export function validateSyntheticOptions(options: SyntheticOptions): void {
+function validateSyntheticOptions(options: SyntheticOptions): void {
   for (const key of Object.keys(FLAGS) as (keyof SyntheticOptions)[]) {
     const value: unknown = options[key];
     const min = MINIMUM[key];
@@ -249,7 +250,9 @@ function zipfCumulative(rng: Rng, count: number): Float64Array {
     [order[i], order[j]] = [order[j]!, order[i]!];
   }
   const weight = new Float64Array(count);
-  order.forEach((token, rank) => (weight[token] = 1 / (rank + 1)));
+  order.forEach((token, rank) => {
+    weight[token] = 1 / (rank + 1);
+  });
   const cumulative = new Float64Array(count);
   let sum = 0;
   for (let i = 0; i < count; i++) cumulative[i] = sum += weight[i]!;
@@ -369,13 +372,7 @@ function utf8Hex(text: string): string {
 }
 
 const POW_EXTRA_DATA: readonly string[] = ['ethermine-eu1-1', 'Hiveon', 'geth go1.16.4 linux', 'f2pool'].map(utf8Hex);
-const POS_EXTRA_DATA: readonly string[] = [
-  'beaverbuild.org',
-  'Titan (titanbuilder.xyz)',
-  'rsync-builder.xyz',
-  'Illuminate Dmocratize Dstribute',
-  '',
-].map(utf8Hex);
+const POS_EXTRA_DATA: readonly string[] = ['beaverbuild.org', 'Titan (titanbuilder.xyz)', 'rsync-builder.xyz', 'Illuminate Dmocratize Dstribute', ''].map(utf8Hex);
 
 /** Builds the headers one block after another, carrying the state a chain carries (parent, fees, blob gas). */
 class HeaderChain {
@@ -468,12 +465,6 @@ class HeaderChain {
 
 // ------------------------------------------------------------------------------------------- transfers
 
-interface BlockRef {
-  number: number;
-  hash: string;
-  timestamp: string;
-}
-
 /** What the transfer writer needs across blocks; `emitted` counts the transfers written so far. */
 interface TransferContext {
   rng: Rng;
@@ -497,14 +488,7 @@ const POW10: readonly bigint[] = Array.from({ length: 41 }, (_, i) => 10n ** Big
  * Appends one block's transfers in log order: `regular` transfers of popular tokens, with a run of `hot`
  * transfers of token `hotToken` (a batch payout in a few transactions) somewhere among them.
  */
-function appendBlockTransfers(
-  out: TransferRecord[],
-  ctx: TransferContext,
-  block: BlockRef,
-  regular: number,
-  hot: number,
-  hotToken: number,
-): void {
+function appendBlockTransfers(out: TransferRecord[], ctx: TransferContext, block: BlockRef, regular: number, hot: number, hotToken: number): void {
   const { rng, contracts, addresses } = ctx;
   const total = regular + hot;
   const hotStart = hot > 0 ? rng.int(0, regular) : -1;
@@ -516,8 +500,7 @@ function appendBlockTransfers(
   let transactionHash = '';
   for (let i = 0; i < total; i++) {
     const isHot = i >= hotStart && i < hotEnd;
-    const newTransaction =
-      i === 0 || i === hotStart || i === hotEnd || (isHot ? rng.chance(0.02) : rng.chance(0.6));
+    const newTransaction = i === 0 || i === hotStart || i === hotEnd || (isHot ? rng.chance(0.02) : rng.chance(0.6));
     if (newTransaction) {
       if (i > 0) {
         transactionIndex += 1 + (rng.chance(0.4) ? rng.int(0, 6) : 0);
@@ -542,25 +525,10 @@ function appendBlockTransfers(
     }
     const ordinal = ctx.emitted++;
     // drawn in both profiles: the transfers stream must advance the same way for everything after it
-    const edgeCase =
-      ordinal === ctx.zeroAt ? '0' : ordinal === ctx.maxAt ? MAX_UINT256_TEXT : randomValue(rng, ctx.decimals[token]!);
-    const value =
-      ctx.realisticValues === undefined || ordinal === ctx.zeroAt
-        ? edgeCase
-        : realisticValue(ctx.realisticValues, ctx.decimals[token]!);
+    const edgeCase = ordinal === ctx.zeroAt ? '0' : ordinal === ctx.maxAt ? MAX_UINT256_TEXT : randomValue(rng, ctx.decimals[token]!);
+    const value = ctx.realisticValues === undefined || ordinal === ctx.zeroAt ? edgeCase : realisticValue(ctx.realisticValues, ctx.decimals[token]!);
 
-    out.push({
-      contractAddress: contracts[token]!,
-      fromAddress,
-      toAddress,
-      value,
-      blockHash: block.hash,
-      blockNumber: block.number,
-      blockTimestamp: block.timestamp,
-      transactionHash,
-      transactionIndex,
-      logIndex,
-    });
+    out.push(blockTransfer({ contractAddress: contracts[token]!, fromAddress, toAddress, value }, block, { transactionHash, transactionIndex, logIndex }));
     logIndex++;
   }
 }

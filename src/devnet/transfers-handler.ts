@@ -4,19 +4,13 @@ import { selectPage } from './paging.ts';
 import { transfersJson } from './transfers-json.ts';
 import { parseTransfersQuery, type QueryContext } from './transfers-query.ts';
 
-export type RestOutcome =
-  | { status: 200; body: string }
-  | { status: 400; code: 'invalid_params'; message: string };
+export type RestOutcome = { status: 200; body: string } | { status: 400; code: 'invalid_params'; message: string };
 
 /**
  * Answers `GET …/builder/getTokenTransfers`: one page, newest first, with the token's metadata, `count`,
  * and `nextPageKey` only when more rows exist.
  */
-export function handleTransfers(
-  params: URLSearchParams,
-  chain: ChainStore,
-  ctx: Omit<QueryContext, 'head'>,
-): RestOutcome {
+export function handleTransfers(params: URLSearchParams, chain: ChainStore, ctx: Omit<QueryContext, 'head'>): RestOutcome {
   const query = parseTransfersQuery(params, { ...ctx, head: chain.head() });
   if (typeof query === 'string') return { status: 400, code: 'invalid_params', message: query };
 

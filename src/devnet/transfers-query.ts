@@ -1,7 +1,7 @@
 import { decodePageKey, type PagePosition } from './page-key.ts';
 
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
 
 export interface TransfersQuery {
   contract: string;

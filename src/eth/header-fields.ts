@@ -67,9 +67,7 @@ export type ConsensusKey = (typeof CONSENSUS_FIELDS)[number]['key'];
 export type HeaderKey = ConsensusKey | 'hash';
 
 /** Fields that may be null: the ones a fork after Frontier introduced. */
-export const FORK_KEYS: readonly ConsensusKey[] = CONSENSUS_FIELDS.filter((f) => f.fork !== 'frontier').map(
-  (f) => f.key,
-);
+export const FORK_KEYS: readonly ConsensusKey[] = CONSENSUS_FIELDS.filter((f) => f.fork !== 'frontier').map((f) => f.key);
 
 /**
  * Erigon's key set and order for a header result, as recorded in Erigon's own test vectors

@@ -64,10 +64,7 @@ export function computeHeaderHash(header: HeaderFields): string {
  *
  * @example verifyHeaderHash(genesis) // → { ok: true, computed: '0xd4e5…8fa3' }
  */
-export function verifyHeaderHash(
-  header: Readonly<Pick<HeaderJson, 'hash'>> & HeaderFields,
-  expected: string = header.hash,
-): { ok: boolean; computed: string } {
+export function verifyHeaderHash(header: Readonly<Pick<HeaderJson, 'hash'>> & HeaderFields, expected: string = header.hash): { ok: boolean; computed: string } {
   const computed = computeHeaderHash(header);
   return { ok: computed === expected.toLowerCase(), computed };
 }

@@ -266,7 +266,13 @@ function isInside(dir: string, root: string): boolean {
 
 /** True when `dataDir` holds an initialised cluster; false when it is missing or empty; a ConfigError otherwise. */
 async function holdsCluster(dataDir: string): Promise<boolean> {
-  if (await stat(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false)) return true;
+  if (
+    await stat(path.join(dataDir, 'PG_VERSION')).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true;
   const entries = await readdir(dataDir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     throw err;
@@ -285,11 +291,7 @@ async function removeStalePostmasterPid(dataDir: string, logger: Logger): Promis
   const pid = await postmasterPid(dataDir);
   if (pid === undefined) return;
   if (await isPostgresProcess(pid)) {
-    throw new ConfigError(
-      `A PostgreSQL server (pid ${pid}) is already running with its data in ${dataDir}.`,
-      [],
-      `Stop it first (kill -INT ${pid}), or give another data folder.`,
-    );
+    throw new ConfigError(`A PostgreSQL server (pid ${pid}) is already running with its data in ${dataDir}.`, [], `Stop it first (kill -INT ${pid}), or give another data folder.`);
   }
   await rm(file, { force: true });
   logger.info({ msg: 'removed a stale postmaster.pid left by a server that is gone', dataDir, pid });
@@ -380,10 +382,7 @@ function superviseServer(options: { child: ChildProcess; dataDir: string; logger
       if (isRunning(child)) {
         child.kill('SIGINT'); // fast shutdown: ends sessions, writes a checkpoint, removes postmaster.pid
         let timer: NodeJS.Timeout | undefined;
-        const late = await Promise.race([
-          exited.then(() => false),
-          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS))),
-        ]);
+        const late = await Promise.race([exited.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS)))]);
         clearTimeout(timer);
         if (late) await killHard(child);
       }

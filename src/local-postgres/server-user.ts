@@ -12,7 +12,7 @@ export interface ServerUser {
   gid: number;
 }
 
-export const SERVER_USER_NAME = 'postgres';
+const SERVER_USER_NAME = 'postgres';
 
 /**
  * PostgreSQL refuses to run as root. As root, the server runs as the `postgres` user, created (a system user

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ConfigError } from '../common/errors.ts';
 
 /** The folder under the system's temporary folder that holds every project's state when run as root. */
-export const ROOT_STATE_FOLDER = 'erc20-etl-root';
+const ROOT_STATE_FOLDER = 'erc20-etl-root';
 
 /**
  * Where a project keeps its local PostgreSQL clusters (the demo's, the tests', the bench's).
@@ -22,7 +22,11 @@ export const ROOT_STATE_FOLDER = 'erc20-etl-root';
 export function stateDirFor(options: { projectDir: string; asRoot: boolean; tmpDir: string }): string {
   const projectDir = path.resolve(options.projectDir);
   if (!options.asRoot) return path.join(projectDir, '.data');
-  const name = path.basename(projectDir).replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 40) || 'project';
+  const name =
+    path
+      .basename(projectDir)
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .slice(0, 40) || 'project';
   const hash = createHash('sha256').update(projectDir).digest('hex').slice(0, 16);
   return path.join(path.resolve(options.tmpDir), ROOT_STATE_FOLDER, `${name}-${hash}`);
 }

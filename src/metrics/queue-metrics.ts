@@ -1,5 +1,19 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { QueueStatus } from '../queue/queue-status.ts';
+
+/**
+ * What the queue gauges read: the part of the queue's status (`queueStatus` of src/queue/queue-status.ts gives
+ * it) that they show. Declared here, as metrics import neither the queue nor the warehouse.
+ */
+export interface QueueReading {
+  /** Tasks waiting for a worker, those waiting to be retried included. */
+  waiting: number;
+  /** Tasks a worker holds now. */
+  running: number;
+  /** Tasks that used up their attempts. */
+  givenUp: number;
+  /** Worker processes heard from in the last minute. */
+  workers: readonly unknown[];
+}
 
 /**
  * Gauges of the task queue, read from PostgreSQL at each scrape: tasks by state, and the worker processes
@@ -7,8 +21,8 @@ import type { QueueStatus } from '../queue/queue-status.ts';
  *
  * @example trackQueue(metrics.registry, () => queueStatus(warehouse.db)); // erc20_etl_queue_tasks{state="waiting"} 3
  */
-export function trackQueue(registry: Registry, read: () => Promise<QueueStatus | undefined>): void {
-  let last: Promise<QueueStatus | undefined> | undefined;
+export function trackQueue(registry: Registry, read: () => Promise<QueueReading | undefined>): void {
+  let last: Promise<QueueReading | undefined> | undefined;
   // both gauges of one scrape share one read
   const status = () => (last ??= read().finally(() => setTimeout(() => (last = undefined), 100).unref()));
   new Gauge({

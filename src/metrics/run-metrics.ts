@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createSourceCounters, type SourceCounters } from '../source/counters.ts';
+import { createSourceCounters, type SourceCounters } from '../common/source-counters.ts';
 
 /** What a run tells its metrics as it goes. Labels are job names and contract addresses, never a URL. */
 export interface RunMetrics {

@@ -76,7 +76,7 @@ describe('runChunks', () => {
     // the chunks' blocks after every split: a partition of 0…2019
     const spans = all.map((c) => [c.fromBlock, c.toBlock] as const).sort((a, b) => a[0] - b[0]);
     expect(spans[0]![0]).toBe(0);
-    spans.slice(1).forEach(([from], i) => expect(from).toBe(spans[i]![1] + 1));
+    for (const [i, [from]] of spans.slice(1).entries()) expect(from).toBe(spans[i]![1] + 1);
     expect(spans.at(-1)![1]).toBe(2019);
     expect(all.every((c) => c.done)).toBe(true);
     // a chunk is never asked below MIN_SPLIT_PAGES pages: each part got at least 2 pages' worth of blocks
@@ -88,13 +88,18 @@ describe('runChunks', () => {
     const stop = new AbortController();
     const items = [chunk('1', 0, 999), chunk('2', 1000, 1009)].map((c) => ({ range: 'r', chunk: c }));
     const read = reader(log);
-    const failing = runChunks(items, { concurrency: 2, pageSize: PAGE, maxSplits: 4, signal: stop.signal }, async (item, split) => {
-      if (item.chunk.id === '2') {
-        stop.abort(new Error('chunk 2 failed'));
-        throw new Error('chunk 2 failed');
-      }
-      return read(item, split);
-    }, () => undefined);
+    const failing = runChunks(
+      items,
+      { concurrency: 2, pageSize: PAGE, maxSplits: 4, signal: stop.signal },
+      async (item, split) => {
+        if (item.chunk.id === '2') {
+          stop.abort(new Error('chunk 2 failed'));
+          throw new Error('chunk 2 failed');
+        }
+        return read(item, split);
+      },
+      () => undefined,
+    );
     await expect(failing).rejects.toThrow('chunk 2 failed');
     expect(log).toEqual(['start 1', 'done 1']);
   });

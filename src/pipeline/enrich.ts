@@ -6,17 +6,13 @@ import type { Warehouse } from '../warehouse/db.ts';
 import { insertHeaders, missingHeaders, type MissingHeader } from '../warehouse/headers.ts';
 import { RetryableError } from '../common/errors.ts';
 import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
+import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
+import type { Source } from '../source/source.ts';
 import { ChainDataError } from './errors.ts';
-
-export interface HeaderSource {
-  headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
-  /** Calls per JSON-RPC POST (100 when not said). */
-  readonly batchSize?: number;
-}
 
 export interface EnrichDeps {
   warehouse: Warehouse;
-  rpc: HeaderSource;
+  source: Pick<Source, 'headersByHash'>;
   logger: Logger;
   clock: Clock;
 }
@@ -34,12 +30,8 @@ export async function enrichRanges(
   scope: { job: string; runId: string; concurrency: number; ranges: readonly { contract: string; fromBlock: number; toBlock: number }[] },
 ): Promise<number> {
   const missing = await missingHeaders(deps.warehouse.db, scope.ranges);
-  const inconsistent = missing.find((m) => m.conflicts > 0);
-  if (inconsistent) {
-    throw new ChainDataError(
-      `Transfers in block ${inconsistent.hash} disagree on its number or timestamp. ` +
-        `The API served inconsistent data; run the range again, and report it to the API provider if it persists.`,
-    );
+  for (const m of missing) {
+    if (m.highest && disagreeingFields(m, m.highest).length) throw new ChainDataError(blockDisagreementMessage(m, m.highest));
   }
   const limit = pLimit(Math.max(1, scope.concurrency));
   const groups: MissingHeader[][] = [];
@@ -62,7 +54,7 @@ export async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: 
   try {
     await withRetry(
       async () => {
-        const answers = await deps.rpc.headersByHash(pending.map((m) => m.hash));
+        const answers = await deps.source.headersByHash(pending.map((m) => m.hash));
         const checked: CheckedHeader[] = [];
         const notFound: MissingHeader[] = [];
         for (const m of pending) {
@@ -71,7 +63,13 @@ export async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: 
           else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }));
         }
         for (const c of checked) {
-          if (!c.hashVerified) deps.logger.warn({ msg: 'header kept unverified: it has fields this tool cannot hash', job: scope.job, block: Number(BigInt(c.header.number!)), fields: Object.keys(c.extra ?? {}) });
+          if (!c.hashVerified)
+            deps.logger.warn({
+              msg: 'header kept unverified: it has fields this tool cannot hash',
+              job: scope.job,
+              block: Number(BigInt(c.header.number!)),
+              fields: Object.keys(c.extra ?? {}),
+            });
         }
         stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
         pending = notFound;

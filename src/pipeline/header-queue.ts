@@ -1,6 +1,7 @@
 import type { TransferRecord } from '../dataset/types.ts';
 import { knownHeaders, type MissingHeader } from '../warehouse/headers.ts';
 import { fetchGroup, type EnrichDeps } from './enrich.ts';
+import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
 import { ChainDataError } from './errors.ts';
 
 export interface HeaderQueue {
@@ -47,7 +48,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   // offered and not yet known to be stored: kept apart from `remembered`, which forgets the oldest blocks
   const pending = new Map<string, MissingHeader>();
   let candidates: MissingHeader[] = [];
-  let batch: MissingHeader[] = [];
+  const batch: MissingHeader[] = [];
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let stored = 0;
@@ -55,17 +56,11 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   const remember = (t: TransferRecord, contract: string): MissingHeader | undefined => {
     const known = remembered.get(t.blockHash) ?? pending.get(t.blockHash);
     if (known) {
-      const sameTime = known.timestamp === t.blockTimestamp || Date.parse(known.timestamp) === Date.parse(t.blockTimestamp);
-      if (known.number !== t.blockNumber || !sameTime) {
-        throw new ChainDataError(
-          `Transfers in block ${t.blockHash} disagree on its number or timestamp (${known.number} at ${known.timestamp}, ` +
-            `then ${t.blockNumber} at ${t.blockTimestamp}). The API served inconsistent data; run the range again, and report it to the API provider if it persists.`,
-        );
-      }
+      if (disagreeingFields(known, t).length) throw new ChainDataError(blockDisagreementMessage(known, t));
       if (!known.contracts.includes(contract)) known.contracts.push(contract);
       return undefined;
     }
-    const header: MissingHeader = { hash: t.blockHash, number: t.blockNumber, timestamp: t.blockTimestamp, conflicts: 0, contracts: [contract] };
+    const header: MissingHeader = { hash: t.blockHash, number: t.blockNumber, timestamp: t.blockTimestamp, contracts: [contract] };
     remembered.set(t.blockHash, header);
     if (remembered.size > memory) remembered.delete(remembered.keys().next().value!);
     pending.set(t.blockHash, header);
@@ -75,7 +70,10 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   const sift = async () => {
     const offered = candidates;
     candidates = [];
-    const known = await knownHeaders(deps.warehouse.db, offered.map((h) => h.hash));
+    const known = await knownHeaders(
+      deps.warehouse.db,
+      offered.map((h) => h.hash),
+    );
     for (const h of offered) {
       if (known.has(h.hash)) pending.delete(h.hash);
       else batch.push(h);
@@ -114,9 +112,8 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
       if (failure) throw failure.error;
       for (let i = 0; i < rows.length; i++) {
         const t = rows[i]!;
-        // a page's rows of one block are adjacent, and agree on its hash, number and timestamp (validated)
-        const before = rows[i - 1];
-        if (before && before.blockHash === t.blockHash && before.blockNumber === t.blockNumber && before.blockTimestamp === t.blockTimestamp) continue;
+        // a page's rows of one block are adjacent, and agree on its hash, number and timestamp (validated): its first row stands for them
+        if (i > 0 && rows[i - 1]!.blockNumber === t.blockNumber) continue;
         const header = remember(t, contract);
         if (header) candidates.push(header);
       }

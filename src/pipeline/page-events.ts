@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
+import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RunTotals } from '../warehouse/runs.ts';
 import { saveToken } from '../warehouse/tokens.ts';
@@ -9,6 +10,7 @@ import type { ChunkEvents } from './read-chunk.ts';
 
 export interface PageEventDeps {
   warehouse: Warehouse;
+  source: Pick<Source, 'tokenMetadata'>;
   logger: Logger;
   metrics?: RunMetrics;
   progress?: Progress;
@@ -26,7 +28,7 @@ export interface PageEventScope {
 
 /**
  * What happens after each committed page of a chunk, in a run or in a worker: totals, metrics and
- * progress count its rows, the token's metadata is saved once, the API's warnings are logged, and the
+ * progress count its rows, the token's metadata is saved once, the source's warnings are logged, and the
  * page's blocks go to the header queue.
  */
 export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): ChunkEvents['onPage'] {
@@ -39,7 +41,7 @@ export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): Chu
     deps.progress?.advance(contract, blocks, page.transfers.length);
     if (!scope.tokensSaved.has(contract)) {
       scope.tokensSaved.add(contract);
-      await saveToken(deps.warehouse.db, page.token, scope.runId);
+      await saveToken(deps.warehouse.db, await deps.source.tokenMetadata(contract), scope.runId);
     }
     for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });
     await scope.headers.offer(page.transfers, contract);

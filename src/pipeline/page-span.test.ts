@@ -77,7 +77,10 @@ describe('pageSpan', () => {
         state = span.next;
       }
       for (let b = 10; b <= 30; b++) {
-        const all = rows.filter((r) => r.blockNumber === b).map((r) => r.transactionHash).sort();
+        const all = rows
+          .filter((r) => r.blockNumber === b)
+          .map((r) => r.transactionHash)
+          .sort();
         expect(completed.get(b), `block ${b}, page size ${size}`).toEqual(all);
       }
     }

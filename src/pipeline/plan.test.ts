@@ -47,7 +47,13 @@ describe('planRun', () => {
   });
 
   it('leaves a contract that starts past the head alone, saying so', () => {
-    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 0, toBlock: 10 }, { address: B, fromBlock: 2000 }] });
+    const plan = planRun({
+      ...base,
+      contracts: [
+        { address: A, fromBlock: 0, toBlock: 10 },
+        { address: B, fromBlock: 2000 },
+      ],
+    });
     expect(plan.ranges.map((r) => r.contract)).toEqual([A]);
     expect(plan.notes).toEqual([{ contract: B, level: 'info', message: expect.stringMatching(/nothing to read/) }]);
   });

@@ -1,30 +1,22 @@
 import type { Logger } from 'pino';
-import type pg from 'pg';
 import { PageKeyRejectedError } from '../source/errors.ts';
+import type { Source } from '../source/source.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
-import { withRetry } from '../common/retry.ts';
-import { AlreadyLoadedError, endPageSession, loadPage, type MergeCounts } from '../warehouse/load-page.ts';
-import { brokenConnection, classifyPgError } from '../warehouse/pg-errors.ts';
-import { decideFresh, dropPageKey, setFresh, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
+import type { MergeCounts } from '../warehouse/load-page.ts';
+import { openPageWriter } from '../warehouse/page-writer.ts';
+import { decideFresh, dropPageKey, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
 import { splitPoint } from './split.ts';
 import { pageSpan, type SpanState } from './page-span.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
-export interface PageSource {
-  fetchPage(q: { contract: string; fromBlock: number; toBlock: number; pageSize: number; pageKey?: string }): Promise<TransfersPage>;
-}
-
 export interface ChunkDeps {
   warehouse: Warehouse;
-  transfers: PageSource;
+  source: Pick<Source, 'fetchPage'>;
   logger: Logger;
   clock: Clock;
 }
-
-/** Page loads retried on deadlocks and lost connections: about a minute in all, enough for a restart. */
-const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
 
 export interface ChunkTask {
   job: string;
@@ -70,15 +62,12 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let spanState: SpanState = { edge: chunk.resumeToBlock ?? chunk.toBlock + 1, openKeys: chunk.openKeys };
   if (chunk.fresh === null) await decideFresh(deps.warehouse.db, chunk, task.contract);
-  let client: pg.PoolClient | undefined;
-  let broken = false;
-  const noteBroken = () => {
-    broken = true;
-  };
+  // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
+  const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   // the next page is fetched while this one loads: the API and PostgreSQL work at the same time
   const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
-    const request = deps.transfers.fetchPage({
+    const request = deps.source.fetchPage({
       contract: task.contract,
       fromBlock: queryFrom,
       toBlock: chunk.toBlock,
@@ -95,7 +84,16 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       if (task.split?.wanted()) {
         const lastGiven = splitPoint(chunk, task.pageSize);
         const part = lastGiven === undefined ? undefined : await splitChunk(deps.warehouse.db, chunk, lastGiven);
-        if (part) deps.logger.info({ msg: 'chunk split', job: task.job, contract: task.contract, chunk: chunk.id, kept: `${chunk.fromBlock}–${chunk.resumeToBlock}`, given: `${part.fromBlock}–${part.toBlock}`, to: part.id });
+        if (part)
+          deps.logger.info({
+            msg: 'chunk split',
+            job: task.job,
+            contract: task.contract,
+            chunk: chunk.id,
+            kept: `${chunk.fromBlock}–${chunk.resumeToBlock}`,
+            given: `${part.fromBlock}–${part.toBlock}`,
+            to: part.id,
+          });
         task.split.answer(part);
       }
       let page: TransfersPage;
@@ -138,46 +136,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         openRows: span.openRows,
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done, openKeys: span.next.openKeys },
       };
-      const loadPageAs = async (into: pg.PoolClient, mode: 'copy' | 'merge'): Promise<MergeCounts> => {
-        try {
-          return await loadPage(into, { ...load, mode });
-        } catch (err) {
-          if (!(err instanceof AlreadyLoadedError)) throw err;
-          // another job loaded these blocks meanwhile, or the chunk re-reads a block: merge from now on
-          deps.logger.info({ msg: err.message, job: task.job, contract: task.contract, chunk: chunk.id });
-          await setFresh(deps.warehouse.db, chunk, false);
-          return loadPage(into, { ...load, mode: 'merge' });
-        }
-      };
-      // a deadlock with another job, or PostgreSQL restarting, costs a retry of this page, not the run
-      const counts = await withRetry(
-        async () => {
-          if (!client) {
-            client = await deps.warehouse.pool.connect().catch((err: unknown) => {
-              throw classifyPgError(err);
-            });
-            // held between pages while the API answers: without a listener a dropped connection crashes the process
-            client.on('error', noteBroken);
-          }
-          try {
-            return await loadPageAs(client, chunk.fresh ? 'copy' : 'merge');
-          } catch (err) {
-            if (brokenConnection(err) || broken) {
-              client.removeListener('error', noteBroken);
-              client.release(err as Error);
-              client = undefined;
-              broken = false;
-            }
-            throw classifyPgError(err);
-          }
-        },
-        {
-          ...DB_RETRY,
-          clock: deps.clock,
-          onRetry: (err, attempt, delayMs) =>
-            deps.logger.warn({ msg: err.message, job: task.job, contract: task.contract, attempt, delayMs }),
-        },
-      );
+      const counts = await writer.write(load);
       chunk.pageKey = page.nextPageKey ?? null;
       chunk.rows += page.transfers.length;
       chunk.resumeToBlock = resumeToBlock;
@@ -198,14 +157,6 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       pageKey = page.nextPageKey;
     }
   } finally {
-    if (client) {
-      // a connection whose settings cannot be reset is not given back for reuse
-      const reset = broken ? undefined : await endPageSession(client).then(
-        () => undefined,
-        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-      );
-      client.removeListener('error', noteBroken);
-      client.release(broken ? new Error('connection lost') : reset);
-    }
+    await writer.close();
   }
 }

@@ -1,13 +1,14 @@
-import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { JobConfig } from '../config/job-schema.ts';
 import { JobLockedError } from '../pipeline/errors.ts';
 import { planRun } from '../pipeline/plan.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
+import { takeEnqueueTurn } from '../warehouse/enqueue-lock.ts';
+import { addTaskUnlessRunning } from '../warehouse/queue-tasks.ts';
 import { insertRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { setRunSpan, startRun } from '../warehouse/runs.ts';
-import type { Database } from '../warehouse/schema.ts';
+import { inTransaction, type WarehouseTransaction } from '../warehouse/transaction.ts';
 import { chunkJobKey, TASKS, type ChunkPayload } from './payloads.ts';
 
 export interface EnqueueDeps {
@@ -40,10 +41,8 @@ export interface EnqueueResult {
  * while `erc20-etl run` holds the job.
  */
 export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule'): Promise<EnqueueResult> {
-  const result = await deps.warehouse.db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended('erc20-etl enqueue ' || ${job.name}, 0))`.execute(trx);
-    const free = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock_shared(hashtextextended('erc20-etl job ' || ${job.name}, 0)) AS ok`.execute(trx);
-    if (!free.rows[0]?.ok) throw new JobLockedError(job.name);
+  const result = await inTransaction(deps.warehouse, async (trx) => {
+    if (!(await takeEnqueueTurn(trx, job.name))) throw new JobLockedError(job.name);
 
     const resumed = await openRanges(trx, job.name);
     const busy = new Set(resumed.map((r) => r.contract));
@@ -79,11 +78,21 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
       ...counts,
     };
   });
-  deps.logger.info({ msg: 'job enqueued', job: job.name, run: result.runId, head, ranges: result.planned.length, resumed: result.resumed, queued: result.queued, waiting: result.waiting, running: result.running });
+  deps.logger.info({
+    msg: 'job enqueued',
+    job: job.name,
+    run: result.runId,
+    head,
+    ranges: result.planned.length,
+    resumed: result.resumed,
+    queued: result.queued,
+    waiting: result.waiting,
+    running: result.running,
+  });
   return result;
 }
 
-async function queueChunks(trx: Transaction<Database>, job: Readonly<JobConfig>, head: number, ranges: readonly RangeState[]) {
+async function queueChunks(trx: WarehouseTransaction, job: Readonly<JobConfig>, head: number, ranges: readonly RangeState[]) {
   let queued = 0;
   let waiting = 0;
   let running = 0;
@@ -92,13 +101,9 @@ async function queueChunks(trx: Transaction<Database>, job: Readonly<JobConfig>,
       const payload: ChunkPayload = { job, runId: range.createdByRun, rangeId: range.id, chunkId: chunk.id, head };
       // added unless a worker holds the chunk's task at this moment; a waiting or failed one is replaced
       // (its attempts start again)
-      const key = chunkJobKey(chunk.id);
-      const answer = await sql<{ replaced: boolean }>`
-        SELECT (graphile_worker.add_job(${TASKS.chunk}, ${JSON.stringify(payload)}::json, job_key => ${key})).revision > 0 AS replaced
-        WHERE NOT EXISTS (SELECT 1 FROM graphile_worker.jobs WHERE key = ${key} AND locked_at IS NOT NULL)`.execute(trx);
-      const row = answer.rows[0];
-      if (!row) running++;
-      else if (row.replaced) waiting++;
+      const added = await addTaskUnlessRunning(trx, { task: TASKS.chunk, payload, key: chunkJobKey(chunk.id) });
+      if (added === 'running') running++;
+      else if (added === 'replaced') waiting++;
       else queued++;
     }
   }

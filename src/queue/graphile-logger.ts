@@ -8,7 +8,13 @@ import type { Logger } from 'pino';
  */
 export function graphileLogger(logger: Logger): GraphileLogger {
   return new GraphileLogger((scope) => (level: LogLevel, message: string) => {
-    const fields = { msg: message, source: 'graphile-worker', ...(scope.workerId && { worker: scope.workerId }), ...(scope.taskIdentifier && { task: scope.taskIdentifier }), ...(scope.jobId && { taskId: scope.jobId }) };
+    const fields = {
+      msg: message,
+      source: 'graphile-worker',
+      ...(scope.workerId && { worker: scope.workerId }),
+      ...(scope.taskIdentifier && { task: scope.taskIdentifier }),
+      ...(scope.jobId && { taskId: scope.jobId }),
+    };
     if (level === 'error') logger.error(fields);
     else if (level === 'warning') logger.warn(fields);
     else logger.debug(fields);

@@ -1,25 +1,18 @@
-import pg from 'pg';
 import { runMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { FatalError } from '../common/errors.ts';
 import { describeConnectionError } from '../warehouse/db.ts';
-import { MIGRATE_LOCK } from '../warehouse/migrate.ts';
+import { inMigrationTurn } from '../warehouse/migrate.ts';
 import { graphileLogger } from './graphile-logger.ts';
-
-// graphile-worker's install is not safe beside another install, nor beside kysely's migrator, which reads
-// the catalog while the install renames and drops its tables: it takes its turn under the migration lock.
-const TAKE_TURN = 'SELECT pg_advisory_lock($1)';
 
 /**
  * Creates or updates graphile-worker's schema (`graphile_worker`) in the warehouse: the queue that
- * `enqueue` fills and `worker` empties. Safe to run twice, and from several processes at once.
+ * `enqueue` fills and `worker` empties. Safe to run twice, and from several processes at once: it takes
+ * its turn with other installs and with `erc20-etl migrate`.
  */
 export async function installQueue(databaseUrl: string, logger: Logger): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'erc20-etl' });
   try {
-    await client.connect();
-    await client.query(TAKE_TURN, [MIGRATE_LOCK]);
-    await runMigrations({ connectionString: databaseUrl, logger: graphileLogger(logger) });
+    await inMigrationTurn(databaseUrl, () => runMigrations({ connectionString: databaseUrl, logger: graphileLogger(logger) }));
   } catch (err) {
     if ((err as { code?: string }).code === '42501') {
       throw new FatalError(
@@ -28,8 +21,5 @@ export async function installQueue(databaseUrl: string, logger: Logger): Promise
       );
     }
     throw describeConnectionError(err);
-  } finally {
-    // the turn ends with the session
-    await client.end().catch(() => undefined);
   }
 }

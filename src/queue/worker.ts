@@ -6,10 +6,10 @@ import type { Clock } from '../common/clock.ts';
 import { EtlError, isRetryable, RetryableError } from '../common/errors.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import { resolveHead } from '../pipeline/head.ts';
+import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { failRun } from '../warehouse/runs.ts';
-import { runChunkTask, type TaskApi } from './chunk-task.ts';
+import { runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
@@ -20,8 +20,8 @@ export interface WorkerDeps {
   warehouse: Warehouse;
   logger: Logger;
   clock: Clock;
-  /** API clients for one task of a job, with the job's requests-per-second limit. */
-  api(job: Readonly<JobConfig>): TaskApi & { rpc: { blockNumber(): Promise<number | undefined> } };
+  /** A source for one task of a job, with the job's requests-per-second limit. */
+  source(job: Readonly<JobConfig>): Source;
   /** Takes the project id out of a message before it is logged or stored in the queue. */
   redact(text: string): string;
   metrics?: RunMetrics;
@@ -47,7 +47,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   const { logger } = deps;
   const worker = `${hostname()}:${process.pid}`;
   const tokensSaved = new Set<string>();
-  const heartbeats = startHeartbeats({ pool: deps.warehouse.pool, logger, leaseSeconds: options.leaseSeconds });
+  const heartbeats = startHeartbeats({ warehouse: deps.warehouse, logger, leaseSeconds: options.leaseSeconds });
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
   // graphile-worker 0.17 locks tasks under the pool's id; its workers' ids are kept too (they stay until the
   // process stops, so a stopping worker hands back whatever is locked under any of them)
@@ -73,12 +73,12 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       guarded(deps, TASKS.enqueue, async (scope) => {
         const { job } = parsePayload(enqueuePayload, payload, TASKS.enqueue);
         scope.job = job.name;
-        const api = deps.api(job);
+        const source = deps.source(job);
         try {
-          const { head } = await resolveHead(api.rpc, api.transfers, job.contracts.map((c) => c.address));
+          const { head } = await source.chainHead(job.contracts.map((c) => c.address));
           await enqueueJob(deps, job, head, 'schedule');
         } finally {
-          await api.close().catch(() => undefined);
+          await source.close().catch(() => undefined);
         }
       }),
   };

@@ -24,7 +24,11 @@ export function reportPage(data: ReportData): string {
   const sections = [
     `<h2>Daily transfers and volume per token</h2>`,
     data.daily.length
-      ? lineChart('Transfers per day (UTC)', 'transfers', series((d) => ({ y: d.transfers, text: String(d.transfers) }))) +
+      ? lineChart(
+          'Transfers per day (UTC)',
+          'transfers',
+          series((d) => ({ y: d.transfers, text: String(d.transfers) })),
+        ) +
         // one chart per token: volumes in different units (and sizes) do not share an axis
         series((d) => ({ y: d.volumePlot, text: d.volume }))
           .map((s) => lineChart(`Volume per day: ${s.name}`, 'token units', [s]))

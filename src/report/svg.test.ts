@@ -11,7 +11,13 @@ describe('report charts', () => {
 
   it('draws a point per value, on shared days, with its exact text', () => {
     const svg = lineChart('Volume', 'volume', [
-      { name: 'A<script>', points: [{ x: '2024-01-02', y: 2, text: '2.000000' }, { x: '2024-01-01', y: 1, text: '1.5' }] },
+      {
+        name: 'A<script>',
+        points: [
+          { x: '2024-01-02', y: 2, text: '2.000000' },
+          { x: '2024-01-01', y: 1, text: '1.5' },
+        ],
+      },
       { name: 'B', points: [{ x: '2024-01-01', y: 4, text: '115792089237316195423570985008687907853269984665640564039457584007913129639935' }] },
     ]);
     expect(count(svg)).toBe(3);
@@ -24,7 +30,17 @@ describe('report charts', () => {
   });
 
   it('draws bars and spans', () => {
-    expect(count(barChart('Runs', 'rows', { name: 'rows', points: [{ x: '#1', y: 0, text: '0' }, { x: '#2', y: 5, text: '5' }] }))).toBe(2);
+    expect(
+      count(
+        barChart('Runs', 'rows', {
+          name: 'rows',
+          points: [
+            { x: '#1', y: 0, text: '0' },
+            { x: '#2', y: 5, text: '5' },
+          ],
+        }),
+      ),
+    ).toBe(2);
     const spans = spanChart('Coverage', [
       { row: 'USDC', from: 10, to: 20, text: 'a' },
       { row: 'USDC', from: 30, to: 40, text: 'b' },

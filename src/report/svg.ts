@@ -120,7 +120,13 @@ export function barChart(title: string, yLabel: string, series: Series): string 
       return `<rect data-point data-x="${escapeHtml(p.x)}" data-value="${escapeHtml(p.text)}" x="${x.toFixed(1)}" y="${(PAD.top + plotH - h).toFixed(1)}" width="${(step * 0.8).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[0]}"><title>${escapeHtml(`${p.x}: ${p.text}`)}</title></rect>`;
     })
     .join('');
-  return frame(title, `${yAxis(max, yLabel)}${xLabels(series.points.map((p) => p.x), (i) => PAD.left + i * step + step / 2)}${bars}`);
+  return frame(
+    title,
+    `${yAxis(max, yLabel)}${xLabels(
+      series.points.map((p) => p.x),
+      (i) => PAD.left + i * step + step / 2,
+    )}${bars}`,
+  );
 }
 
 export interface Span {

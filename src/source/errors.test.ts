@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FatalError, isRetryable, RetryableError } from '../common/errors.ts';
-import { parseApiUrl } from './api-url.ts';
+import { parseApiUrl } from '../config/api-url.ts';
 import {
   BadResponseError,
   describeTarget,

@@ -1,5 +1,5 @@
 import { EtlError, FatalError, RetryableError } from '../common/errors.ts';
-import type { ApiEndpoint } from './api-url.ts';
+import type { ApiEndpoint } from '../config/api-url.ts';
 
 /**
  * The errors of the source layer. Each is a `RetryableError` (a retry can help) or a `FatalError` (it
@@ -64,7 +64,6 @@ export function parseApiError(body: unknown): { code?: string | number; message?
   return out;
 }
 
-
 /**
  * A `Retry-After` header in milliseconds: delta seconds (`"2"`, `"0.5"`) or an HTTP-date; `undefined`
  * when absent or unreadable. A date in the past is 0.
@@ -103,9 +102,7 @@ function statusHint(status: number): string {
 }
 
 function apiText(details: HttpStatusDetails): string {
-  return [details.apiCode, details.apiMessage === undefined ? undefined : JSON.stringify(details.apiMessage)]
-    .filter((v) => v !== undefined)
-    .join(' ');
+  return [details.apiCode, details.apiMessage === undefined ? undefined : JSON.stringify(details.apiMessage)].filter((v) => v !== undefined).join(' ');
 }
 
 function statusText(request: string, details: HttpStatusDetails, hint: string): string {
@@ -187,7 +184,9 @@ export class TransportError extends RetryableError {
 export class TlsError extends FatalError {
   constructor(target: RequestTarget, detail: string, options?: { cause?: unknown }) {
     super(
-      target.endpoint.redact(`${describeTarget(target)}: the TLS certificate of the API was refused (${detail}): check the host of CHAIN_API_URL; certificate verification cannot be turned off`),
+      target.endpoint.redact(
+        `${describeTarget(target)}: the TLS certificate of the API was refused (${detail}): check the host of CHAIN_API_URL; certificate verification cannot be turned off`,
+      ),
       options,
     );
   }
@@ -205,11 +204,7 @@ export class UnparsableBodyError extends RetryableError {
     const type = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
     const what = type && !type.includes('json') ? `a ${type} body` : 'a body';
     const hint = type.includes('html') ? ': an error page, probably from a proxy or gateway in front of the API' : '';
-    super(
-      target.endpoint.redact(
-        `${describeTarget(target)}: HTTP 200 with ${what} that is not JSON (${detail}), starting ${JSON.stringify(start.slice(0, 60))}${hint}`,
-      ),
-    );
+    super(target.endpoint.redact(`${describeTarget(target)}: HTTP 200 with ${what} that is not JSON (${detail}), starting ${JSON.stringify(start.slice(0, 60))}${hint}`));
   }
 }
 
@@ -262,7 +257,10 @@ export class BadResponseError extends FatalError {
     readonly problems: readonly string[] = [],
     options?: { cause?: unknown },
   ) {
-    const listed = problems.slice(0, LISTED_PROBLEMS).map((p) => `\n  ${p}`).join('');
+    const listed = problems
+      .slice(0, LISTED_PROBLEMS)
+      .map((p) => `\n  ${p}`)
+      .join('');
     const more = problems.length > LISTED_PROBLEMS ? `\n  … and ${problems.length - LISTED_PROBLEMS} more` : '';
     super(
       `${summary}${problems.length ? ` (${problems.length} problem${problems.length === 1 ? '' : 's'}):` : ''}${listed}${more}\nNothing of this answer was stored; if it repeats, report it to the API provider.`,

@@ -1,14 +1,5 @@
 import { show } from '../dataset/validate.ts';
-import {
-  CONSENSUS_FIELDS,
-  fieldExpectation,
-  FORK_KEYS,
-  isFieldHex,
-  toErigonHeader,
-  unknownHeaderKeys,
-  type FieldKind,
-  type HeaderJson,
-} from '../eth/header-fields.ts';
+import { CONSENSUS_FIELDS, fieldExpectation, FORK_KEYS, isFieldHex, toErigonHeader, unknownHeaderKeys, type FieldKind, type HeaderJson } from '../eth/header-fields.ts';
 import { HeaderEncodingError, verifyHeaderHash } from '../eth/header-hash.ts';
 import { isHexQuantity } from '../eth/hex.ts';
 import { BadResponseError } from './errors.ts';

@@ -3,8 +3,8 @@ import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
 import { EtlError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
-import type { ApiEndpoint } from './api-url.ts';
-import { countError, type SourceCounters } from './counters.ts';
+import type { ApiEndpoint } from '../config/api-url.ts';
+import { countError, type SourceCounters } from '../common/source-counters.ts';
 import {
   describeTarget,
   httpStatusError,
@@ -18,7 +18,8 @@ import {
   type RequestTarget,
   type TransportFailure,
 } from './errors.ts';
-import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
+import type { RateLimiter } from '../common/rate-limiter.ts';
+import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
 
 export interface HttpClientConfig {
@@ -111,10 +112,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       const res = await pool.request({
         path: `${basePath}${target.pathAndQuery}`,
         method: target.method,
-        headers:
-          body === undefined
-            ? { accept: 'application/json' }
-            : { accept: 'application/json', 'content-type': 'application/json' },
+        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
         body,
         signal: controller.signal,
       });

@@ -2,26 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { TransferRecord } from '../dataset/types.ts';
 import { BadResponseError } from './errors.ts';
 import { continuePage } from './page-continuity.ts';
+import { h, transferRow } from './test-rows.ts';
 import type { TransfersPage } from './transfers-page.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
 const QUERY = { contract: USDC, fromBlock: 17_000_000, toBlock: 17_000_100 };
-const h = (digit: string) => `0x${digit.repeat(64)}`;
 
 function row(blockNumber: number, logIndex: number, extra: Partial<TransferRecord> = {}): TransferRecord {
-  return {
-    contractAddress: USDC,
-    fromAddress: `0x${'1'.repeat(40)}`,
-    toAddress: `0x${'2'.repeat(40)}`,
-    value: '1000000',
-    blockHash: h(String(blockNumber % 10)),
-    blockNumber,
-    blockTimestamp: `2023-04-08T21:26:${String(blockNumber % 60).padStart(2, '0')}.000Z`,
-    transactionHash: h(String.fromCharCode(97 + ((blockNumber + logIndex) % 6))),
-    transactionIndex: 3,
-    logIndex,
-    ...extra,
-  };
+  return { contractAddress: USDC, ...transferRow(blockNumber, logIndex), ...extra };
 }
 
 function page(transfers: TransferRecord[]): TransfersPage {
@@ -78,7 +66,9 @@ describe('continuePage', () => {
     expect(out.transfers).toEqual([moved]);
     expect(out.warnings).toEqual([
       expect.stringMatching(
-        new RegExp(`^contract ${USDC}, block 17000048, tokenTransfers\\[0\\]: the same transfer .* now in block 17000048 .* instead of block 17000050 .*differing in blockHash, blockNumber: the chain reorganized between the two pages`),
+        new RegExp(
+          `^contract ${USDC}, block 17000048, tokenTransfers\\[0\\]: the same transfer .* now in block 17000048 .* instead of block 17000050 .*differing in blockHash, blockNumber: the chain reorganized between the two pages`,
+        ),
       ),
     ]);
     const rehashed = continuePage(previous, page([row(17_000_050, 1, { blockHash: h('e') })]), QUERY);

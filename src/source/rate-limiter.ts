@@ -1,10 +1,6 @@
 import type { Clock } from '../common/clock.ts';
 import { ConfigError } from '../common/errors.ts';
-
-export interface RateLimiter {
-  /** Resolves when the next request may start. */
-  acquire(): Promise<void>;
-}
+import type { RateLimiter } from '../common/rate-limiter.ts';
 
 /**
  * Spaces request starts evenly: at most `requestsPerSecond` start in any second, across every caller

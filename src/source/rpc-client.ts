@@ -3,7 +3,7 @@ import type { HttpClient } from './http-client.ts';
 import { show } from '../dataset/validate.ts';
 
 /** JSON-RPC codes with a meaning here (chain-api.md §2). */
-export const RPC_CODES = {
+const RPC_CODES = {
   methodNotFound: -32601,
   /** Erigon's "block header not found". */
   notFound: -32000,

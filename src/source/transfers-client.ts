@@ -4,7 +4,7 @@ import type { HttpClient } from './http-client.ts';
 import { continuePage } from './page-continuity.ts';
 import { parseTransfersPage, type TransfersPage } from './transfers-page.ts';
 
-export interface TransfersPageRequest {
+interface TransfersPageRequest {
   contract: string;
   /** Inclusive. */
   fromBlock: number;

@@ -1,26 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BadResponseError } from './errors.ts';
+import { a, h, transferRow as row } from './test-rows.ts';
 import { parseTransfersPage } from './transfers-page.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
 const QUERY = { contract: USDC, fromBlock: 17_000_000, toBlock: 17_000_100 };
-const h = (digit: string) => `0x${digit.repeat(64)}`;
-const a = (digit: string) => `0x${digit.repeat(40)}`;
-
-function row(blockNumber: number, logIndex: number, extra: Record<string, unknown> = {}) {
-  return {
-    fromAddress: a('1'),
-    toAddress: a('2'),
-    value: '1000000',
-    blockHash: h(String(blockNumber % 10)),
-    blockNumber,
-    blockTimestamp: `2023-04-08T21:26:${String(blockNumber % 60).padStart(2, '0')}.000Z`,
-    transactionHash: h(String.fromCharCode(97 + ((blockNumber + logIndex) % 6))),
-    transactionIndex: 3,
-    logIndex,
-    ...extra,
-  };
-}
 
 function body(overrides: Record<string, unknown> = {}) {
   const tokenTransfers = [row(17_000_002, 5), row(17_000_002, 1), row(17_000_000, 4)];
@@ -80,7 +64,9 @@ describe('parseTransfersPage', () => {
     for (const odd of ['six', '6.5', '-1', 999, 1.5]) {
       const page = parseTransfersPage(body({ contractDecimals: odd }), QUERY);
       expect(page.token.decimals).toBeNull();
-      expect(page.warnings).toEqual([expect.stringContaining(`contract ${USDC}, blocks 17000000–17000100, contractDecimals: expected an integer from 0 to 255, got ${JSON.stringify(odd)}`)]);
+      expect(page.warnings).toEqual([
+        expect.stringContaining(`contract ${USDC}, blocks 17000000–17000100, contractDecimals: expected an integer from 0 to 255, got ${JSON.stringify(odd)}`),
+      ]);
     }
   });
 
@@ -108,9 +94,7 @@ describe('parseTransfersPage', () => {
   it('names contract, block and field of a bad value', () => {
     const b = body();
     b.tokenTransfers[2] = row(17_000_000, 4, { value: '-5' });
-    expect(problemsOf(b)).toEqual([
-      `contract ${USDC}, block 17000000, tokenTransfers[2].value: expected decimal integer text from 0 to 2^256-1, got "-5"`,
-    ]);
+    expect(problemsOf(b)).toEqual([`contract ${USDC}, block 17000000, tokenTransfers[2].value: expected decimal integer text from 0 to 2^256-1, got "-5"`]);
   });
 
   it('checks every field of a row', () => {
@@ -165,7 +149,9 @@ describe('parseTransfersPage', () => {
 
   it('refuses rows that are not newest first (block, then log index, descending)', () => {
     const ascending = body({ tokenTransfers: [row(17_000_000, 4), row(17_000_002, 1)], count: 2 });
-    expect(problemsOf(ascending)).toEqual([expect.stringContaining('tokenTransfers[1]: expected newest first (blockNumber, then logIndex, descending), got block 17000002 log 1 after block 17000000 log 4')]);
+    expect(problemsOf(ascending)).toEqual([
+      expect.stringContaining('tokenTransfers[1]: expected newest first (blockNumber, then logIndex, descending), got block 17000002 log 1 after block 17000000 log 4'),
+    ]);
     const logAscending = body({ tokenTransfers: [row(17_000_002, 1), row(17_000_002, 5)], count: 2 });
     expect(problemsOf(logAscending)).toEqual([expect.stringContaining('got block 17000002 log 5 after block 17000002 log 1')]);
   });
@@ -173,7 +159,10 @@ describe('parseTransfersPage', () => {
   it('keeps a row served twice in a row, identically, once, with a warning naming contract, block and row', () => {
     const twice = row(17_000_002, 5);
     const page = parseTransfersPage(body({ tokenTransfers: [twice, { ...twice }, row(17_000_000, 4)], count: 3 }), QUERY);
-    expect(page.transfers).toEqual([{ contractAddress: USDC, ...twice }, { contractAddress: USDC, ...row(17_000_000, 4) }]);
+    expect(page.transfers).toEqual([
+      { contractAddress: USDC, ...twice },
+      { contractAddress: USDC, ...row(17_000_000, 4) },
+    ]);
     expect(page.count).toBe(2);
     expect(page.warnings).toEqual([
       `contract ${USDC}, block 17000002, tokenTransfers[1]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0], served twice; kept once`,
@@ -187,9 +176,7 @@ describe('parseTransfersPage', () => {
       `contract ${USDC}, block 17000002, tokenTransfers[1]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0]`,
     );
     const apart = problemsOf(body({ tokenTransfers: [twice, row(17_000_002, 1), { ...twice }], count: 3 }));
-    expect(apart).toContain(
-      `contract ${USDC}, block 17000002, tokenTransfers[2]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0]`,
-    );
+    expect(apart).toContain(`contract ${USDC}, block 17000002, tokenTransfers[2]: the same transfer (transactionHash ${twice.transactionHash}, logIndex 5) as tokenTransfers[0]`);
   });
 
   it('refuses rows of one block that disagree on its hash or timestamp', () => {

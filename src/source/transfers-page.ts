@@ -1,3 +1,4 @@
+import { disagreeingFields, type BlockSighting } from '../dataset/block-agreement.ts';
 import { TRANSFER_KEYS, type TransferRecord } from '../dataset/types.ts';
 import { checkAddress, checkIndex, show, TRANSFER_FIELD_CHECKS } from '../dataset/validate.ts';
 import { BadResponseError, describeContext } from './errors.ts';
@@ -32,10 +33,7 @@ export interface TransfersPageQuery {
 type RowCheck = (value: unknown) => string | undefined;
 
 /** The checks of a dataset row, but `contractAddress`: the API gives it once, for the whole page. */
-const ROW_FIELDS = TRANSFER_FIELD_CHECKS.filter(([key]) => key !== 'contractAddress') as readonly (readonly [
-  Exclude<keyof TransferRecord, 'contractAddress'>,
-  RowCheck,
-])[];
+const ROW_FIELDS = TRANSFER_FIELD_CHECKS.filter(([key]) => key !== 'contractAddress') as readonly (readonly [Exclude<keyof TransferRecord, 'contractAddress'>, RowCheck])[];
 
 /**
  * Validates a `getTokenTransfers` body field by field against the query it answers, collecting every
@@ -109,8 +107,8 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
   // 1M rows a minute go through here: messages are built only for problems, and per-row bookkeeping
   // allocates nothing for a row like the others (a repeated hash, or a new block, costs one entry)
   const byHash = new Map<string, number | number[]>();
-  const blocks = new Map<number, { hash: unknown; timestamp: unknown; index: number }>();
-  let block: { hash: unknown; timestamp: unknown; index: number } | undefined;
+  const blocks = new Map<number, BlockSighting & { index: number }>();
+  let block: (BlockSighting & { index: number }) | undefined;
   let blockOf = -1;
   let before: TransferRecord | undefined;
   let beforeIndex = -1;
@@ -144,7 +142,9 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
       continue;
     }
     if (blockNumber < query.fromBlock || blockNumber > query.toBlock) {
-      problems.push(`${whereIs(r, query, range)}, tokenTransfers[${i}].blockNumber: expected a block from ${query.fromBlock} to ${query.toBlock} (the queried range), got ${blockNumber}`);
+      problems.push(
+        `${whereIs(r, query, range)}, tokenTransfers[${i}].blockNumber: expected a block from ${query.fromBlock} to ${query.toBlock} (the queried range), got ${blockNumber}`,
+      );
     }
     if (before && !(blockNumber < before.blockNumber || (blockNumber === before.blockNumber && logIndex < before.logIndex))) {
       problems.push(
@@ -161,17 +161,13 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
       blockOf = blockNumber;
       block = blocks.get(blockNumber);
       if (!block) {
-        block = { hash: transfer.blockHash, timestamp: transfer.blockTimestamp, index: i };
+        block = { hash: transfer.blockHash, number: blockNumber, timestamp: transfer.blockTimestamp, index: i };
         blocks.set(blockNumber, block);
       }
     }
-    if (block!.hash !== transfer.blockHash) {
-      problems.push(`${whereIs(r, query, range)}, tokenTransfers[${i}].blockHash: expected ${String(block!.hash)} as in tokenTransfers[${block!.index}] of the same block, got ${transfer.blockHash}`);
-    }
-    if (block!.timestamp !== transfer.blockTimestamp) {
-      problems.push(
-        `${whereIs(r, query, range)}, tokenTransfers[${i}].blockTimestamp: expected ${String(block!.timestamp)} as in tokenTransfers[${block!.index}] of the same block, got ${transfer.blockTimestamp}`,
-      );
+    for (const field of disagreeingFields(block!, transfer)) {
+      const [name, got] = field === 'hash' ? ['blockHash', transfer.blockHash] : ['blockTimestamp', transfer.blockTimestamp];
+      problems.push(`${whereIs(r, query, range)}, tokenTransfers[${i}].${name}: expected ${block![field]} as in tokenTransfers[${block!.index}] of the same block, got ${got}`);
     }
     out.push(transfer);
   }
@@ -237,12 +233,7 @@ export function sameTransfer(a: TransferRecord, b: TransferRecord): boolean {
 }
 
 /** The first of `keys` present; `""`, null or absent are null; any other non-text is a problem. */
-function readText(
-  page: Record<string, unknown>,
-  keys: readonly string[],
-  range: string,
-  fail: (where: string, field: string, message: string) => void,
-): string | null {
+function readText(page: Record<string, unknown>, keys: readonly string[], range: string, fail: (where: string, field: string, message: string) => void): string | null {
   const key = keys.find((k) => page[k] !== undefined) ?? keys[0]!;
   const value = page[key];
   if (value === undefined || value === null || value === '') return null;

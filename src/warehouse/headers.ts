@@ -1,47 +1,52 @@
 import { sql, type Kysely } from 'kysely';
+import type { BlockOfRow, BlockSighting } from '../dataset/block-agreement.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import type { Database } from './schema.ts';
 
-/** A block that transfers point at and block_headers lacks, with what the transfers say about it. */
-export interface MissingHeader {
-  hash: string;
-  number: number;
-  /** ISO 8601 timestamp of the transfers in that block. */
-  timestamp: string;
-  /** How many different numbers or timestamps the transfers of this hash disagree on (0 when consistent). */
-  conflicts: number;
+/** A block that transfers point at and block_headers lacks, with what the transfers say about it (their lowest number and time). */
+export interface MissingHeader extends BlockSighting {
   /** The contracts whose transfers point at it (named in error messages). */
   contracts: string[];
+  /** Its transfers' highest number and time: the same as the lowest unless they disagree. */
+  highest?: BlockOfRow;
 }
 
 /**
  * The distinct block hashes of the transfers in the given scopes (contract × inclusive block range) that
  * have no header row: each is fetched once, and a stored header is never fetched again.
  */
-export async function missingHeaders(
-  db: Kysely<Database>,
-  scopes: readonly { contract: string; fromBlock: number; toBlock: number }[],
-): Promise<MissingHeader[]> {
+export async function missingHeaders(db: Kysely<Database>, scopes: readonly { contract: string; fromBlock: number; toBlock: number }[]): Promise<MissingHeader[]> {
   if (!scopes.length) return [];
   const values = sql.join(scopes.map((s) => sql`(${s.contract}::text, ${s.fromBlock}::bigint, ${s.toBlock}::bigint)`));
-  const { rows } = await sql<{ hash: string; number: string; timestamp: string; conflicts: number; contracts: string[] }>`
+  const { rows } = await sql<{ hash: string; number: string; timestamp: string; high_number: string; high_timestamp: string; contracts: string[] }>`
     WITH scope (contract_address, from_block, to_block) AS (VALUES ${values})
     SELECT t.block_hash AS hash, min(t.block_number)::text AS number,
            to_char(min(t.block_timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
-           (count(DISTINCT t.block_number) + count(DISTINCT t.block_timestamp) - 2)::int AS conflicts,
+           max(t.block_number)::text AS high_number,
+           to_char(max(t.block_timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS high_timestamp,
            array_agg(DISTINCT t.contract_address ORDER BY t.contract_address) AS contracts
     FROM scope s
     JOIN token_transfers t ON t.contract_address = s.contract_address AND t.block_number BETWEEN s.from_block AND s.to_block
     WHERE NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.hash = t.block_hash)
     GROUP BY t.block_hash
     ORDER BY 2`.execute(db);
-  return rows.map((r) => ({ hash: r.hash, number: Number(r.number), timestamp: r.timestamp, conflicts: r.conflicts, contracts: r.contracts }));
+  return rows.map((r) => ({
+    hash: r.hash,
+    number: Number(r.number),
+    timestamp: r.timestamp,
+    contracts: r.contracts,
+    highest: { blockHash: r.hash, blockNumber: Number(r.high_number), blockTimestamp: r.high_timestamp },
+  }));
 }
 
 /** Which of these block hashes block_headers has already. */
 export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Set<string>> {
   if (!hashes.length) return new Set();
-  const rows = await db.selectFrom('block_headers').select('hash').where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`).execute();
+  const rows = await db
+    .selectFrom('block_headers')
+    .select('hash')
+    .where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`)
+    .execute();
   return new Set(rows.map((r) => r.hash));
 }
 

@@ -1,8 +1,10 @@
 import type pg from 'pg';
 import { FatalError } from '../common/errors.ts';
+import type { Warehouse } from './db.ts';
+import { LOCK_ID_OF_PARAM_1, lockKeys } from './lock-keys.ts';
 
-const LOCK_SQL = `SELECT pg_try_advisory_lock(hashtextextended('erc20-etl job ' || $1, 0)) AS ok`;
-const UNLOCK_SQL = `SELECT pg_advisory_unlock(hashtextextended('erc20-etl job ' || $1, 0))`;
+const LOCK_SQL = `SELECT pg_try_advisory_lock(${LOCK_ID_OF_PARAM_1}) AS ok`;
+const UNLOCK_SQL = `SELECT pg_advisory_unlock(${LOCK_ID_OF_PARAM_1})`;
 const RETAKE_EVERY_MS = 500;
 const RETAKE_FOR_MS = 120_000;
 
@@ -30,9 +32,9 @@ export class JobLockLostError extends FatalError {
  * killed run never leaves it behind; if the connection drops under a live run (PostgreSQL restarted),
  * the lock is taken back at once on a new connection, or the run learns that it must stop.
  *
- * @example const lock = await tryJobLock(pool, 'nightly'); if (!lock) process.exitCode = 75;
+ * @example const lock = await tryJobLock(warehouse, 'nightly'); if (!lock) process.exitCode = 75;
  */
-export async function tryJobLock(pool: pg.Pool, job: string): Promise<JobLock | undefined> {
+export async function tryJobLock(warehouse: Warehouse, job: string): Promise<JobLock | undefined> {
   let client: pg.PoolClient | undefined;
   let retaking: Promise<void> | undefined;
   let lostFor: JobLockLostError | undefined;
@@ -52,9 +54,9 @@ export async function tryJobLock(pool: pg.Pool, job: string): Promise<JobLock | 
   };
 
   async function take(): Promise<boolean> {
-    const c = await pool.connect();
+    const c = await warehouse.pool.connect();
     try {
-      const { rows } = await c.query<{ ok: boolean }>(LOCK_SQL, [job]);
+      const { rows } = await c.query<{ ok: boolean }>(LOCK_SQL, [lockKeys.job(job)]);
       if (!rows[0]?.ok) {
         c.release();
         return false;
@@ -108,7 +110,7 @@ export async function tryJobLock(pool: pg.Pool, job: string): Promise<JobLock | 
       if (!c) return;
       c.removeListener('error', onError);
       try {
-        await c.query(UNLOCK_SQL, [job]);
+        await c.query(UNLOCK_SQL, [lockKeys.job(job)]);
         c.release();
       } catch (err) {
         c.release(err as Error);

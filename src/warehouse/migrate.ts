@@ -1,9 +1,11 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { FileMigrationProvider, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { FatalError } from '../common/errors.ts';
 import type { Warehouse } from './db.ts';
+import { MIGRATE_LOCK } from './lock-keys.ts';
 
 /**
  * `migrations/` beside this code: the `.ts` files when it runs from the sources (vitest, tsx), the compiled
@@ -21,19 +23,13 @@ export function migrationsFrom(dir: string): MigrationProvider {
   return new FileMigrationProvider({ fs, path: { join }, migrationFolder: dir });
 }
 
-// Session-level advisory lock key shared by every `erc20-etl migrate`, so concurrent runs take turns.
-export const MIGRATE_LOCK = 0x65726332;
-
 /**
  * Applies the pending migrations with kysely's Migrator, each in its own transaction. Safe to run twice
  * (applied ones are skipped) and concurrently (an advisory lock makes runs take turns).
  *
  * @example await migrateToLatest(warehouse) // → { applied: ['0001_initial'], alreadyApplied: 0 }
  */
-export async function migrateToLatest(
-  warehouse: Warehouse,
-  dir = MIGRATIONS_DIR,
-): Promise<{ applied: string[]; alreadyApplied: number }> {
+export async function migrateToLatest(warehouse: Warehouse, dir = MIGRATIONS_DIR): Promise<{ applied: string[]; alreadyApplied: number }> {
   const client = await warehouse.pool.connect();
   const onError = () => undefined; // a dropped connection surfaces as the migration's own error
   client.on('error', onError);
@@ -45,7 +41,10 @@ export async function migrateToLatest(
     if (result.error) {
       const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
       const what = failed ? `Migration ${failed} failed` : 'Migrating failed';
-      throw new FatalError(`${what}: ${(result.error as Error).message}. Nothing of it was applied; fix the cause (e.g. run it as the role that owns the tables) and run \`erc20-etl migrate\` again.`, { cause: result.error });
+      throw new FatalError(
+        `${what}: ${(result.error as Error).message}. Nothing of it was applied; fix the cause (e.g. run it as the role that owns the tables) and run \`erc20-etl migrate\` again.`,
+        { cause: result.error },
+      );
     }
     return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), alreadyApplied: before };
   } finally {
@@ -61,4 +60,23 @@ export async function pendingMigrations(warehouse: Warehouse, dir = MIGRATIONS_D
   const exists = await sql<{ ok: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS ok`.execute(warehouse.db);
   if (!exists.rows[0]?.ok) return Object.keys(await migrationsFrom(dir).getMigrations());
   return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/**
+ * Runs `work` in the migrations' turn, held on a connection of its own to `databaseUrl` until `work` ends: for
+ * an install that opens its own connections (graphile-worker's), which is not safe beside another install, nor
+ * beside kysely's migrator reading the catalog while the install renames and drops its tables.
+ *
+ * @example await inMigrationTurn(databaseUrl, () => runMigrations({ connectionString: databaseUrl }));
+ */
+export async function inMigrationTurn<T>(databaseUrl: string, work: () => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'erc20-etl' });
+  try {
+    await client.connect();
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
+    return await work();
+  } finally {
+    // the turn ends with the session
+    await client.end().catch(() => undefined);
+  }
 }

@@ -21,7 +21,11 @@ export function classifyPgError(err: unknown): unknown {
   const message = e?.message ?? String(err);
   const state = e?.code && TRANSIENT_STATES[e.code];
   if (state) return new RetryableError(`PostgreSQL reported ${state} (${e.code}); trying the page again`, undefined, { cause: err });
-  if ((e?.code && TRANSIENT_NETWORK.has(e.code)) || (e?.code?.startsWith('08') ?? false) || /Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)) {
+  if (
+    (e?.code && TRANSIENT_NETWORK.has(e.code)) ||
+    (e?.code?.startsWith('08') ?? false) ||
+    /Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)
+  ) {
     return new RetryableError(`lost the connection to PostgreSQL (${e?.code ?? message}); reconnecting and trying the page again`, undefined, { cause: err });
   }
   return err;

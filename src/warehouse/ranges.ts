@@ -38,13 +38,7 @@ export interface RangeState {
  * the next run of the job resumes them before planning anything new.
  */
 export async function openRanges(db: Kysely<Database>, job: string): Promise<RangeState[]> {
-  const ranges = await db
-    .selectFrom('export_ranges')
-    .selectAll()
-    .where('job', '=', job)
-    .where('status', '=', 'open')
-    .orderBy('id')
-    .execute();
+  const ranges = await db.selectFrom('export_ranges').selectAll().where('job', '=', job).where('status', '=', 'open').orderBy('id').execute();
   return withChunks(db, ranges);
 }
 
@@ -220,4 +214,10 @@ export async function setFresh(db: Kysely<Database>, chunk: ChunkState, fresh: b
   await db.updateTable('export_chunks').set({ fresh }).where('id', '=', chunk.id).execute();
   chunk.fresh = fresh;
   return fresh;
+}
+
+/** How many chunks of a range are not read to their end yet. */
+export async function unfinishedChunks(db: Kysely<Database>, rangeId: string): Promise<number> {
+  const left = await db.selectFrom('export_chunks').select(db.fn.countAll<string>().as('n')).where('range_id', '=', rangeId).where('done', '=', false).executeTakeFirstOrThrow();
+  return Number(left.n);
 }

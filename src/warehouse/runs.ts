@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import type { SourceCounters } from '../source/counters.ts';
 import type { Database, RunStatus } from './schema.ts';
 
 export interface RunTotals {
@@ -17,18 +16,8 @@ export function emptyTotals(): RunTotals {
   return { rowsInserted: 0, rowsUpdated: 0, rowsUnchanged: 0, rowsRemoved: 0, apiRequests: 0, retries: 0, rateLimited: 0, headersFetched: 0 };
 }
 
-/** Copies a run's HTTP counts into its totals: requests (pages and JSON-RPC POSTs), retries and 429s. */
-export function countRequests(totals: RunTotals, counters: SourceCounters): void {
-  totals.apiRequests = counters.transferRequests + counters.rpcPosts;
-  totals.retries = counters.retries;
-  totals.rateLimited = counters.rateLimited;
-}
-
 /** Opens a row in the run ledger; resolves to the run id. */
-export async function startRun(
-  db: Kysely<Database>,
-  input: { job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number },
-): Promise<string> {
+export async function startRun(db: Kysely<Database>, input: { job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number }): Promise<string> {
   const row = await db
     .insertInto('export_runs')
     .values({
@@ -43,23 +32,11 @@ export async function startRun(
   return row.id;
 }
 
-/** Writes a run's totals so far (and, when given, its end). Safe to call repeatedly. */
-export async function recordRun(
-  db: Kysely<Database>,
-  runId: string,
-  totals: RunTotals,
-  end?: { status: Exclude<RunStatus, 'running'>; error?: string },
-): Promise<void> {
+/** Ends a run: its status, and the reason when it failed. Its totals are what its ledger added (addToRun). */
+export async function endRun(db: Kysely<Database>, runId: string, end: { status: Exclude<RunStatus, 'running'>; error?: string }): Promise<void> {
   await db
     .updateTable('export_runs')
-    .set({
-      ...columnValues((column) => String(totals[COLUMNS[column]])),
-      ...(end && {
-        status: end.status,
-        error: end.error ?? null,
-        finished_at: sql<Date>`now()`,
-      }),
-    })
+    .set({ status: end.status, error: end.error ?? null, finished_at: sql<Date>`now()` })
     .where('id', '=', runId)
     .execute();
 }
@@ -127,11 +104,6 @@ const COLUMNS = {
 
 type TotalsColumn = keyof typeof COLUMNS;
 
-/** One value per totals column of export_runs. */
-function columnValues<V>(value: (column: TotalsColumn) => V): Record<TotalsColumn, V> {
-  return Object.fromEntries(Object.keys(COLUMNS).map((c) => [c, value(c as TotalsColumn)])) as Record<TotalsColumn, V>;
-}
-
 /**
  * Marks a queued run succeeded once none of the ranges it planned is open; resolves to whether this call
  * did. A run already failed (a task met a fatal error, or `run` took its work over) stays as it is.
@@ -142,9 +114,7 @@ export async function closeRunIfDone(db: Kysely<Database>, runId: string): Promi
     .set({ status: 'succeeded', finished_at: sql<Date>`now()` })
     .where('id', '=', runId)
     .where('status', '=', 'running')
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('export_ranges').select(sql`1`.as('one')).where('created_by_run', '=', runId).where('status', '=', 'open'))),
-    )
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('export_ranges').select(sql`1`.as('one')).where('created_by_run', '=', runId).where('status', '=', 'open'))))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

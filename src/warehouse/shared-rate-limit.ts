@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
 import type { Clock } from '../common/clock.ts';
 import { ConfigError } from '../common/errors.ts';
-import type { RateLimiter } from '../source/rate-limiter.ts';
+import type { RateLimiter } from '../common/rate-limiter.ts';
+import type { Warehouse } from './db.ts';
 
 // Reserves the next slot of the key's schedule in one statement: the row lock orders concurrent callers,
 // PostgreSQL's clock is the one every machine shares, and an idle API earns no burst.
@@ -26,17 +26,17 @@ export function rateLimitKey(apiBase: string): string {
  * and warehouse takes its turn from one schedule in PostgreSQL (`api_rate_limits`), request starts spaced
  * 1/`requestsPerSecond` apart.
  *
- * @example const limiter = createSharedRateLimiter({ pool, key: rateLimitKey(endpoint.base), requestsPerSecond: 20, clock });
+ * @example const limiter = createSharedRateLimiter({ warehouse, key: rateLimitKey(endpoint.base), requestsPerSecond: 20, clock });
  * await limiter.acquire(); // resolves at this request's turn
  */
-export function createSharedRateLimiter(deps: { pool: pg.Pool; key: string; requestsPerSecond: number; clock: Clock }): RateLimiter {
+export function createSharedRateLimiter(deps: { warehouse: Warehouse; key: string; requestsPerSecond: number; clock: Clock }): RateLimiter {
   if (!Number.isFinite(deps.requestsPerSecond) || deps.requestsPerSecond <= 0) {
     throw new ConfigError(`the requests-per-second limit must be a positive number, got ${deps.requestsPerSecond}`);
   }
   const intervalSeconds = 1 / deps.requestsPerSecond;
   return {
     async acquire() {
-      const { rows } = await deps.pool.query<{ wait_ms: number }>(RESERVE, [deps.key, intervalSeconds]);
+      const { rows } = await deps.warehouse.pool.query<{ wait_ms: number }>(RESERVE, [deps.key, intervalSeconds]);
       const wait = rows[0]?.wait_ms ?? 0;
       if (wait > 0) await deps.clock.sleep(wait);
     },

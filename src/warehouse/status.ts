@@ -48,9 +48,7 @@ export async function contractStatus(db: Kysely<Database>, contracts?: readonly 
       gaps: gaps(covered),
       inProgress: open.map((o) => ({ fromBlock: Number(o.from_block), toBlock: Number(o.to_block) })),
       rows: Number(rows?.n ?? 0),
-      lastRun: run
-        ? { id: run.id, job: run.job, status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error }
-        : null,
+      lastRun: run ? { id: run.id, job: run.job, status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error } : null,
     });
   }
   return out;

@@ -1,9 +1,10 @@
-import type pg from 'pg';
+import type { Warehouse } from './db.ts';
+import { LOCK_ID_OF_PARAM_1, lockKeys } from './lock-keys.ts';
 
 // The job's key is the one `run` takes exclusively (job-lock.ts): a worker's chunk takes it shared, so a
 // `run` of the job and its workers never read at once, while any number of workers do.
-const TAKE_JOB = `SELECT pg_try_advisory_lock_shared(hashtextextended('erc20-etl job ' || $1, 0)) AS ok`;
-const TAKE_CHUNK = `SELECT pg_try_advisory_lock(hashtextextended('erc20-etl chunk ' || $1, 0)) AS ok`;
+const TAKE_JOB = `SELECT pg_try_advisory_lock_shared(${LOCK_ID_OF_PARAM_1}) AS ok`;
+const TAKE_CHUNK = `SELECT pg_try_advisory_lock(${LOCK_ID_OF_PARAM_1}) AS ok`;
 const UNLOCK_ALL = 'SELECT pg_advisory_unlock_all()';
 
 export interface TaskLock {
@@ -18,8 +19,8 @@ export interface TaskLock {
  * (`erc20-etl run` of the same job waits for the workers, and they for it). Resolves to undefined when
  * either is taken. The locks go with the connection, so a worker that dies leaves none behind.
  */
-export async function tryTaskLock(pool: pg.Pool, job: string, chunkId: string): Promise<TaskLock | undefined> {
-  const client = await pool.connect();
+export async function tryTaskLock(warehouse: Warehouse, job: string, chunkId: string): Promise<TaskLock | undefined> {
+  const client = await warehouse.pool.connect();
   const lost = new AbortController();
   const onError = (err: Error) => lost.abort(err);
   client.on('error', onError);
@@ -35,8 +36,8 @@ export async function tryTaskLock(pool: pg.Pool, job: string, chunkId: string): 
     client.release(broken ?? lost.signal.aborted);
   };
   try {
-    const jobLock = await client.query<{ ok: boolean }>(TAKE_JOB, [job]);
-    const chunkLock = jobLock.rows[0]?.ok ? await client.query<{ ok: boolean }>(TAKE_CHUNK, [chunkId]) : undefined;
+    const jobLock = await client.query<{ ok: boolean }>(TAKE_JOB, [lockKeys.job(job)]);
+    const chunkLock = jobLock.rows[0]?.ok ? await client.query<{ ok: boolean }>(TAKE_CHUNK, [lockKeys.chunk(chunkId)]) : undefined;
     if (!chunkLock?.rows[0]?.ok) {
       await free();
       return undefined;

@@ -223,10 +223,7 @@ export async function triggerReorg(origin: string, depth: number): Promise<Reorg
  *
  * @example await waitFor(async () => (await committedPages()) >= 5, { what: 'five committed pages' });
  */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  options: { what: string; timeoutMs?: number; everyMs?: number },
-): Promise<T> {
+export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, options: { what: string; timeoutMs?: number; everyMs?: number }): Promise<T> {
   const deadline = performance.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const value = await probe();

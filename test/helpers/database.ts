@@ -45,9 +45,7 @@ export function databaseUrl(serverUrl: string, name: string): string {
  */
 export async function freshDatabase(label: string, serverUrl: string = inject('databaseServerUrl')): Promise<FreshDatabase> {
   const name = databaseName(label);
-  await withServer(serverUrl, (client) =>
-    client.query(`create database ${name} template template0 encoding 'UTF8' lc_collate 'C' lc_ctype 'C'`),
-  );
+  await withServer(serverUrl, (client) => client.query(`create database ${name} template template0 encoding 'UTF8' lc_collate 'C' lc_ctype 'C'`));
   let dropped: Promise<void> | undefined;
   return {
     url: databaseUrl(serverUrl, name),

@@ -21,11 +21,7 @@ export interface RunningDevnet {
 }
 
 /** Starts the reference server in this process on a free port; tests talk to it over HTTP. */
-export async function startDevnet(
-  dataset: Dataset,
-  config: Partial<DevnetConfig> = {},
-  clock: Clock = systemClock,
-): Promise<RunningDevnet> {
+export async function startDevnet(dataset: Dataset, config: Partial<DevnetConfig> = {}, clock: Clock = systemClock): Promise<RunningDevnet> {
   const chain = createChainStore(dataset);
   const rng = createRng(config.seed ?? 7);
   const devnet = createDevnet({
@@ -65,10 +61,7 @@ export interface TransfersPage {
   tokenTransfers: Record<string, unknown>[];
 }
 
-export async function getTransfers(
-  base: string,
-  query: Record<string, string | number>,
-): Promise<{ status: number; body: unknown; headers: Headers }> {
+export async function getTransfers(base: string, query: Record<string, string | number>): Promise<{ status: number; body: unknown; headers: Headers }> {
   const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   const res = await fetch(`${base}/builder/getTokenTransfers?${params}`);
   return { status: res.status, body: await res.json(), headers: res.headers };

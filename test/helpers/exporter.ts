@@ -5,7 +5,7 @@ import type { RunMetrics } from '../../src/metrics/run-metrics.ts';
 import type { JobConfig } from '../../src/config/job-schema.ts';
 import type { Dataset, TransferRecord } from '../../src/dataset/types.ts';
 import type { RunSummary } from '../../src/pipeline/run-job.ts';
-import { parseApiUrl } from '../../src/source/api-url.ts';
+import { parseApiUrl } from '../../src/config/api-url.ts';
 import { createWarehouse, type Warehouse } from '../../src/warehouse/db.ts';
 import { migrateToLatest } from '../../src/warehouse/migrate.ts';
 import { freshDatabase } from './database.ts';
@@ -46,11 +46,7 @@ export function job(name: string, contracts: JobConfig['contracts'], overrides: 
 
 /** Runs a job in this process against an API base URL (the reference server) and a database. */
 export function runExport(databaseUrl: string, apiBase: string, config: JobConfig, logger?: Logger, metrics?: RunMetrics): Promise<RunSummary> {
-  return exportJob(
-    { databaseUrl, api: parseApiUrl(apiBase), logger: logger ?? pino({ level: 'silent' }), tty: false, ...(metrics && { metrics }) },
-    config,
-    'run',
-  );
+  return exportJob({ databaseUrl, api: parseApiUrl(apiBase), logger: logger ?? pino({ level: 'silent' }), tty: false, ...(metrics && { metrics }) }, config, 'run');
 }
 
 /** Every transfer in the warehouse, in the dataset's shape and order. */

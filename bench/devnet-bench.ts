@@ -66,9 +66,7 @@ export async function benchDevnet(o: DevnetBenchOptions): Promise<DevnetBenchRes
       return json;
     };
 
-    const contracts = ((await (await fetch(`${origin}/__contracts`)).json()) as { contractAddress: string }[]).map(
-      (c) => c.contractAddress,
-    );
+    const contracts = ((await (await fetch(`${origin}/__contracts`)).json()) as { contractAddress: string }[]).map((c) => c.contractAddress);
     const head = Number.parseInt((await post({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' })).result, 16);
     const first = head - o.blocks + 1;
 
@@ -102,7 +100,9 @@ export async function benchDevnet(o: DevnetBenchOptions): Promise<DevnetBenchRes
     const batches: number[][] = [];
     for (let i = 0; i < numbers.length; i += 100) batches.push(numbers.slice(i, i + 100));
     await runAll(batches, o.streams, async (batch) => {
-      const answers = (await post(batch.map((n, id) => ({ jsonrpc: '2.0', id, method: 'erigon_getHeaderByNumber', params: [`0x${n.toString(16)}`] })))) as { result: { hash: string } }[];
+      const answers = (await post(batch.map((n, id) => ({ jsonrpc: '2.0', id, method: 'erigon_getHeaderByNumber', params: [`0x${n.toString(16)}`] })))) as {
+        result: { hash: string };
+      }[];
       for (const a of answers) hashes.push(a.result.hash);
     });
     const batchedSeconds = (performance.now() - t1) / 1000;

@@ -92,7 +92,16 @@ if (!values['skip-exporter']) {
   note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? `embedded, data in .data/bench-pg, max_wal_size ${values['max-wal-size']}` : 'DATABASE_URL'})`);
   try {
     startup = await measureStartup(server, note);
-    exporter = await benchExporter({ postgres: server, ...sizes, tokens: TOKENS, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, statements: values.statements, runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']), note });
+    exporter = await benchExporter({
+      postgres: server,
+      ...sizes,
+      tokens: TOKENS,
+      pageSize: PAGE_SIZE,
+      concurrency: CONCURRENCY,
+      statements: values.statements,
+      runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']),
+      note,
+    });
   } finally {
     await server.stop();
   }
@@ -102,7 +111,20 @@ const loadAtEnd = loadavg();
 const targets = targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY });
 const failed = devnet?.ok === false || startup?.ok === false || (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok));
 
-const figures = { machine, loadAverage: { start: loadAtStart, end: loadAtEnd }, quick, sizes, pageSize: PAGE_SIZE, concurrency: CONCURRENCY, postgres, headerHashing, devnet, exporter, startup, targets };
+const figures = {
+  machine,
+  loadAverage: { start: loadAtStart, end: loadAtEnd },
+  quick,
+  sizes,
+  pageSize: PAGE_SIZE,
+  concurrency: CONCURRENCY,
+  postgres,
+  headerHashing,
+  devnet,
+  exporter,
+  startup,
+  targets,
+};
 if (values['json-file']) await writeFile(values['json-file'], `${JSON.stringify(figures)}\n`);
 if (values.json) {
   process.stdout.write(`${JSON.stringify(figures)}\n`);
@@ -110,7 +132,8 @@ if (values.json) {
   const out = (text: string) => process.stdout.write(text);
   const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   out(`machine: ${machine}; load average ${la(loadAtStart)} at the start, ${la(loadAtEnd)} at the end\n`);
-  if (postgres) out(`PostgreSQL ${postgres.version} (${postgres.source}); page size ${PAGE_SIZE}, concurrency ${CONCURRENCY}${quick ? '; --quick: small sizes, a smoke run' : ''}\n`);
+  if (postgres)
+    out(`PostgreSQL ${postgres.version} (${postgres.source}); page size ${PAGE_SIZE}, concurrency ${CONCURRENCY}${quick ? '; --quick: small sizes, a smoke run' : ''}\n`);
   out(`${formatHeaderHashing(headerHashing)}\n`);
   out('\n');
   out(formatTable(targets));
@@ -120,7 +143,12 @@ if (values.json) {
     out('\n');
     out(
       formatTable([
-        { figure: 'reference server: header lookups / s (batches of 100)', measured: int(d.headerLookupsPerSecondBatched), target: '≥ 5,000', ok: d.headerLookupsPerSecondBatched >= 5000 },
+        {
+          figure: 'reference server: header lookups / s (batches of 100)',
+          measured: int(d.headerLookupsPerSecondBatched),
+          target: '≥ 5,000',
+          ok: d.headerLookupsPerSecondBatched >= 5000,
+        },
         { figure: 'reference server: header lookups / s (one per request)', measured: int(d.headerLookupsPerSecondSingle), target: '' },
         { figure: `reference server: peak RSS with ${int(d.transfers)} transfers (MB)`, measured: int(d.serverPeakRssMb), target: '< 1,024', ok: d.serverPeakRssMb < 1024 },
         { figure: 'reference server: start-up incl. generation (s)', measured: d.startupSeconds.toFixed(1), target: '' },
@@ -134,7 +162,7 @@ if (values.json) {
     }
   }
   if (exporter) {
-    out('\nwhere the time goes (seconds of wall time; CPU seconds of the exporter / the reference server / PostgreSQL; the exporter\'s largest RSS sampled):\n');
+    out("\nwhere the time goes (seconds of wall time; CPU seconds of the exporter / the reference server / PostgreSQL; the exporter's largest RSS sampled):\n");
     if (exporter.dense.ok) {
       const c = exporter.dense.value.copy;
       out(`\nplain COPY: ${int(c.rows)} rows, ${c.seconds.toFixed(1)} s wall (${int(c.rowsPerSecond)} rows/s); CPU ${sec(c.postgresCpuSeconds)} PostgreSQL\n`);
@@ -160,7 +188,13 @@ if (values.json) {
         out('  PostgreSQL execution time by statement (pg_stat_statements):\n');
         for (const st of run.statements) out(`    ${(st.totalMs / 1000).toFixed(1).padStart(7)} s  ${int(st.calls).padStart(9)} calls  ${st.query}\n`);
       }
-      for (const plan of run.slowPlans ?? []) out(`  slow statement (auto_explain):\n${plan.split('\n').map((l) => `    ${l}`).join('\n')}\n`);
+      for (const plan of run.slowPlans ?? [])
+        out(
+          `  slow statement (auto_explain):\n${plan
+            .split('\n')
+            .map((l) => `    ${l}`)
+            .join('\n')}\n`,
+        );
     }
   }
 }

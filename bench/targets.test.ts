@@ -34,7 +34,9 @@ const load = (over: Partial<LoadFigures> = {}): LoadFigures => ({
 
 const chain = { transfers: 1_000_000, blocks: 100_000, tokens: 3, distinctBlocks: 90_000, serverStartupSeconds: 10 };
 
-const result = (over: { firstLoadVsCopy?: number; speedup?: number; written?: number; peakRssMb?: number; timeRatio?: number; latencyRowsPerSecond?: number } = {}): ExporterBenchResult => ({
+const result = (
+  over: { firstLoadVsCopy?: number; speedup?: number; written?: number; peakRssMb?: number; timeRatio?: number; latencyRowsPerSecond?: number } = {},
+): ExporterBenchResult => ({
   baseline: { ok: true, value: { wallSeconds: 1, cpuSeconds: 1, peakRssMb: 100 } },
   dense: {
     ok: true,
@@ -53,7 +55,10 @@ const result = (over: { firstLoadVsCopy?: number; speedup?: number; written?: nu
     },
   },
   growth: { ok: true, value: { chain: { ...chain, transfers: 100_000 }, load: load({ rows: 100_000 }), timeRatio: over.timeRatio ?? 11 } },
-  sparse: { ok: true, value: { chain: { ...chain, transfers: 20_000 }, load: load({ rows: 20_000, api: api({ transferRequests: 30, transferRequestsBound: 28.2, pagesNeeded: 20 }) }) } },
+  sparse: {
+    ok: true,
+    value: { chain: { ...chain, transfers: 20_000 }, load: load({ rows: 20_000, api: api({ transferRequests: 30, transferRequestsBound: 28.2, pagesNeeded: 20 }) }) },
+  },
   latency: {
     ok: true,
     value: {
@@ -90,7 +95,14 @@ describe('targetRows', () => {
       pageSize: 1000,
       concurrency: 4,
     });
-    for (const start of ['first load ÷ plain COPY', 're-run: time of first load', 're-run: token_transfers tuples written', 'memory:', 'growth:', 'latency-bound (50 ms, R = 20/s, 200,000 transfers): rows / s over the run']) {
+    for (const start of [
+      'first load ÷ plain COPY',
+      're-run: time of first load',
+      're-run: token_transfers tuples written',
+      'memory:',
+      'growth:',
+      'latency-bound (50 ms, R = 20/s, 200,000 transfers): rows / s over the run',
+    ]) {
       expect(verdict(rows, start), start).toBe(false);
     }
   });

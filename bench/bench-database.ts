@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { createWarehouse } from '../warehouse/db.ts';
-import { startEmbeddedPostgres } from '../local-postgres/embedded-postgres.ts';
-import { localStateDir } from '../local-postgres/state-dir.ts';
-import { migrateToLatest } from '../warehouse/migrate.ts';
+import { createWarehouse } from '../src/warehouse/db.ts';
+import { startEmbeddedPostgres } from '../src/local-postgres/embedded-postgres.ts';
+import { localStateDir } from '../src/local-postgres/state-dir.ts';
+import { migrateToLatest } from '../src/warehouse/migrate.ts';
 import { REPO_DIR } from './devnet-process.ts';
 
 export interface BenchPostgres {

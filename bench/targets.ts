@@ -40,7 +40,12 @@ export function targetRows(input: TargetInput): TargetRow[] {
 
   if (input.devnet?.ok) {
     const d = input.devnet.value;
-    add('reference server: transfers served / s (1000-row pages)', int(d.transfersPerSecond), `≥ ${int(TARGETS.serverTransfersPerSecond)}`, d.transfersPerSecond >= TARGETS.serverTransfersPerSecond);
+    add(
+      'reference server: transfers served / s (1000-row pages)',
+      int(d.transfersPerSecond),
+      `≥ ${int(TARGETS.serverTransfersPerSecond)}`,
+      d.transfersPerSecond >= TARGETS.serverTransfersPerSecond,
+    );
   } else if (input.devnet) failed('reference server', input.devnet);
 
   const x = input.exporter;

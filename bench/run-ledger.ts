@@ -64,10 +64,7 @@ export async function lastRun(client: pg.Client): Promise<LedgerRun | undefined>
  * @example await rowsTouchedBy(client, '2') // → 0
  */
 export async function rowsTouchedBy(client: pg.Client, runId: string): Promise<number> {
-  const { rows } = await client.query<{ n: string }>(
-    'SELECT count(*)::text AS n FROM token_transfers WHERE inserted_by_run = $1 OR updated_by_run = $1',
-    [runId],
-  );
+  const { rows } = await client.query<{ n: string }>('SELECT count(*)::text AS n FROM token_transfers WHERE inserted_by_run = $1 OR updated_by_run = $1', [runId]);
   return Number(rows[0]!.n);
 }
 

@@ -1,6 +1,7 @@
 /**
  * What the source layer did, for the run summary and metrics. Every HTTP attempt counts, retries
- * included.
+ * included. Here in src/common, not src/source, because the run ledger (src/warehouse) and the metrics
+ * (src/metrics) read it too, and neither may import src/source.
  */
 export interface SourceCounters {
   /** getTokenTransfers attempts (GET). */

@@ -123,12 +123,7 @@ interface Scenario {
 export async function benchExporter(o: ExporterBenchOptions): Promise<ExporterBenchResult> {
   const ticksPerSecond = clockTicksPerSecond();
   const postgresCpu = await postgresCpuProbe(o.postgres.serverUrl, ticksPerSecond);
-  const scenario = async <T>(
-    label: string,
-    size: ChainSize,
-    options: { serverFlags?: string[]; copyFile?: boolean },
-    work: (s: Scenario) => Promise<T>,
-  ): Promise<Outcome<T>> => {
+  const scenario = async <T>(label: string, size: ChainSize, options: { serverFlags?: string[]; copyFile?: boolean }, work: (s: Scenario) => Promise<T>): Promise<Outcome<T>> => {
     const extraFlags = options.serverFlags ?? [];
     try {
       o.note(`${label}: starting the reference server (${fmt(size.transfers)} transfers over ${fmt(size.blocks)} blocks${extraFlags.length ? `, ${extraFlags.join(' ')}` : ''})`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TransferRecord } from '../dataset/types.ts';
+import type { TransferRecord } from '../src/dataset/types.ts';
 import { baselineCopyLine } from './copy-baseline.ts';
 
 describe('baselineCopyLine', () => {

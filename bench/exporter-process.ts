@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { DevnetStats } from '../devnet/stats.ts';
+import type { DevnetStats } from '../src/devnet/stats.ts';
 import { BIN, REPO_DIR } from './devnet-process.ts';
 import { processMemoryMb } from './process-memory.ts';
 import { readProcStat } from './proc-stat.ts';

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { packageRoot } from '../common/package-root.ts';
-import type { DevnetStats } from '../devnet/stats.ts';
+import { packageRoot } from '../src/common/package-root.ts';
+import type { DevnetStats } from '../src/devnet/stats.ts';
 
 export const REPO_DIR = packageRoot();
 export const BIN = join(REPO_DIR, 'bin', 'erc20-etl.js');

@@ -17,7 +17,10 @@ export interface ProcStat {
  * @example parseProcStat('42 (node) S 1 42 42 0 -1 0 0 0 0 0 150 30 7 3 20 0 11') // → { ppid: 1, ownTicks: 180, childTicks: 10 }
  */
 export function parseProcStat(line: string): ProcStat {
-  const rest = line.slice(line.lastIndexOf(')') + 2).trim().split(/\s+/);
+  const rest = line
+    .slice(line.lastIndexOf(')') + 2)
+    .trim()
+    .split(/\s+/);
   const field = (i: number) => {
     const n = Number(rest[i]);
     if (!Number.isFinite(n)) throw new Error(`unexpected /proc stat line: ${line.slice(0, 120)}`);
@@ -70,7 +73,9 @@ export function createProcessTreeCpu(rootPid: number, ticksPerSecond: number): (
     let ticks = root.ownTicks + root.childTicks;
     let pids: number[];
     try {
-      pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+      pids = readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number);
     } catch {
       return ticks / ticksPerSecond;
     }

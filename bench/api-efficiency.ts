@@ -1,4 +1,4 @@
-import type { DevnetStats } from '../devnet/stats.ts';
+import type { DevnetStats } from '../src/devnet/stats.ts';
 
 /** JSON-RPC calls the exporter puts in one POST unless the job says otherwise (`headerBatchSize`'s default). */
 export const HEADER_BATCH_SIZE = 100;

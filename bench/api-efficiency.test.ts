@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DevnetStats } from '../devnet/stats.ts';
+import type { DevnetStats } from '../src/devnet/stats.ts';
 import { apiUse, apiUseOk } from './api-efficiency.ts';
 
 const stats = (over: Partial<DevnetStats>): DevnetStats => ({ getTokenTransfers: 0, rpcHttpRequests: 0, rpcCalls: {}, errors: {}, ...over });
@@ -14,10 +14,12 @@ describe('apiUse', () => {
   });
 
   it('counts header POSTs as the POSTs less the calls of other methods, each sent alone', () => {
-    const use = apiUse(
-      stats({ getTokenTransfers: 3, rpcHttpRequests: 12, rpcCalls: { erigon_getHeaderByHash: 1001, eth_blockNumber: 1 } }),
-      { rows: 2500, newBlocks: 1001, pageSize: 1000, concurrency: 4 },
-    );
+    const use = apiUse(stats({ getTokenTransfers: 3, rpcHttpRequests: 12, rpcCalls: { erigon_getHeaderByHash: 1001, eth_blockNumber: 1 } }), {
+      rows: 2500,
+      newBlocks: 1001,
+      pageSize: 1000,
+      concurrency: 4,
+    });
     expect(use).toMatchObject({ headerCalls: 1001, headerCallsExpected: 1001, headerPosts: 11, headerPostsExpected: 11, rpcPosts: 12 });
     expect(apiUseOk(use)).toBe(true);
   });

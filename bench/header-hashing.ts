@@ -1,6 +1,6 @@
-import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
-import type { HeaderJson } from '../eth/header-fields.ts';
-import { verifyHeaderHash } from '../eth/header-hash.ts';
+import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../src/devnet/synthetic.ts';
+import type { HeaderJson } from '../src/eth/header-fields.ts';
+import { verifyHeaderHash } from '../src/eth/header-hash.ts';
 
 /** How fast this process verifies block headers: keccak256(RLP of the fields) compared with the hash. */
 export interface HeaderHashingFigures {

@@ -131,8 +131,7 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
   const last = run.samples.at(-1);
   const first = run.samples[0];
   const exporterCpu = run.samples.findLast((x) => x.exporterCpuSeconds !== undefined)?.exporterCpuSeconds;
-  const delta = (key: 'serverCpuSeconds' | 'postgresCpuSeconds') =>
-    first?.[key] !== undefined && last?.[key] !== undefined ? last[key] - first[key] : undefined;
+  const delta = (key: 'serverCpuSeconds' | 'postgresCpuSeconds') => (first?.[key] !== undefined && last?.[key] !== undefined ? last[key] - first[key] : undefined);
   const figures: LoadFigures = {
     rows: expect.rows,
     wallSeconds: run.wallSeconds,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { HeaderJson } from '../eth/header-fields.ts';
-import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
+import type { HeaderJson } from '../src/eth/header-fields.ts';
+import { FIXTURE_DIR } from '../test/helpers/fixtures.ts';
 import { formatHeaderHashing, measureHeaderVerification } from './header-hashing.ts';
 
 const headers = readFileSync(`${FIXTURE_DIR}/headers.jsonl`, 'utf8')
@@ -39,8 +39,6 @@ describe('measureHeaderVerification', () => {
 
 describe('formatHeaderHashing', () => {
   it('prints the rate and the libraries that do the work', () => {
-    expect(formatHeaderHashing({ headers: 71_641, seconds: 2, headersPerSecond: 35_820.6 })).toBe(
-      'header verification: 35,821 headers/s (@noble/hashes keccak, @ethereumjs/rlp)',
-    );
+    expect(formatHeaderHashing({ headers: 71_641, seconds: 2, headersPerSecond: 35_820.6 })).toBe('header verification: 35,821 headers/s (@noble/hashes keccak, @ethereumjs/rlp)');
   });
 });

@@ -4,8 +4,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import copyStreams from 'pg-copy-streams';
-import type { TransferRecord } from '../dataset/types.ts';
-import { copyLine, TRANSFER_COLUMNS } from '../warehouse/copy.ts';
+import type { TransferRecord } from '../src/dataset/types.ts';
+import { copyLine, TRANSFER_COLUMNS } from '../src/warehouse/copy.ts';
 import { withClient } from './bench-database.ts';
 
 /** The provenance columns a plain COPY into a copy of token_transfers must fill (they are NOT NULL). */

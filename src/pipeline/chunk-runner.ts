@@ -1,0 +1,151 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.ts';
+import type { JobConfig } from '../config/job-schema.ts';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
+import type { Source } from '../source/source.ts';
+import { lastCoveredBlocks } from '../warehouse/coverage.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import type { RangeState } from '../warehouse/ranges.ts';
+import { reconcileRanges } from '../warehouse/reconcile.ts';
+import { runChunks } from './chunk-scheduler.ts';
+import { enrichRanges } from './enrich.ts';
+import { createHeaderQueue } from './header-queue.ts';
+import { onCommittedPage } from './page-events.ts';
+import type { Progress } from './progress.ts';
+import { readChunk } from './read-chunk.ts';
+import type { RunLedger } from './run-ledger.ts';
+
+/** What reading chunks needs, whoever asks for it: `run`, `backfill` or a queued task. */
+export interface RunnerDeps {
+  warehouse: Warehouse;
+  source: Source;
+  logger: Logger;
+  clock: Clock;
+  metrics?: RunMetrics;
+  progress?: Progress;
+}
+
+export interface ChunkWork {
+  job: Readonly<JobConfig>;
+  runId: string;
+  /** The ranges to work on: their unfinished chunks are read (or, with `chunkId`, that one alone). */
+  ranges: RangeState[];
+  chunkId?: string;
+  /** The ranges were left open by an earlier attempt, which may have committed pages whose headers it never fetched. */
+  resumed: boolean;
+  ledger: RunLedger;
+  /** Contracts whose token metadata this process has saved already. */
+  tokensSaved: Set<string>;
+  /** Chunks read at once, and how many times running chunks may give blocks to idle connections. */
+  concurrency: number;
+  maxSplits: number;
+  /** Once aborted, every chunk stops after its current page. */
+  signal?: AbortSignal;
+  /** The error to end with when stopped (by `signal`, or another chunk's failure) before the work was done. */
+  stopped(reason: unknown): unknown;
+}
+
+export interface RangeSummary {
+  contract: string;
+  fromBlock: number;
+  toBlock: number;
+  rows: number;
+  removed: number;
+}
+
+/** JSON-RPC POSTs of headers in flight while pages are read: the pages keep the larger share of the connections. */
+const HEADER_POSTS_ALONGSIDE = 2;
+
+/**
+ * The one chunk runner: reads chunks (each page committed with its position; headers of each committed
+ * page fetched alongside, each block once), then fetches the headers that are still missing, and for
+ * resumed ranges those an earlier attempt never fetched. The first chunk that fails stops the others
+ * after their current page. Adds rows and headers to the ledger's totals and to the metrics.
+ */
+export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<void> {
+  const { job, runId, ranges, ledger } = work;
+  const totals = ledger.totals;
+  const headers = createHeaderQueue(deps, { job: job.name, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
+  const stop = new AbortController();
+  const outer = work.signal;
+  const onOuter = () => stop.abort(outer?.reason);
+  if (outer?.aborted) onOuter();
+  else outer?.addEventListener('abort', onOuter, { once: true });
+  try {
+    showProgress(deps, ranges);
+    const items = ranges.flatMap((range) =>
+      range.chunks.filter((chunk) => !chunk.done && (work.chunkId === undefined || chunk.id === work.chunkId)).map((chunk) => ({ range, chunk })),
+    );
+    await runChunks(
+      items,
+      { concurrency: work.concurrency, pageSize: job.pageSize, maxSplits: work.maxSplits, signal: stop.signal },
+      async ({ range, chunk }, split) => {
+        const started = deps.clock.now();
+        await readChunk(
+          deps,
+          { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
+          { onPage: onCommittedPage(deps, { job: job.name, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
+        ).catch((err: unknown) => {
+          stop.abort(err);
+          throw err;
+        });
+        if (chunk.done) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
+      },
+      ({ range, chunk }) => range.chunks.push(chunk),
+    );
+    if (stop.signal.aborted) throw work.stopped(stop.signal.reason);
+    const stored = await headers.drain();
+    totals.headersFetched += stored;
+    deps.metrics?.headersStored(job.name, stored);
+  } catch (err) {
+    await headers.settle();
+    throw err;
+  } finally {
+    outer?.removeEventListener('abort', onOuter);
+  }
+  if (work.resumed) {
+    const stored = await enrichRanges(deps, { job: job.name, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
+    totals.headersFetched += stored;
+    deps.metrics?.headersStored(job.name, stored);
+  }
+}
+
+/** Progress bars start where the ranges stand: an earlier attempt may have read part of them. */
+function showProgress(deps: RunnerDeps, ranges: readonly RangeState[]): void {
+  if (!deps.progress) return;
+  for (const range of ranges) {
+    deps.progress.start(range.contract, range.contract.slice(0, 10), range.toBlock - range.fromBlock + 1);
+    const already = range.chunks.reduce((sum, c) => sum + (c.done ? c.toBlock - c.fromBlock + 1 : c.resumeToBlock === null ? 0 : c.toBlock - c.resumeToBlock), 0);
+    if (already) deps.progress.advance(range.contract, already, 0);
+  }
+}
+
+/**
+ * Closes finished ranges: reconciles them (rows their pages found gone are archived, their coverage
+ * recorded; a range is closed once, whoever else tries), adds the removals to the ledger and the metrics,
+ * and updates each contract's lag behind the head. Resolves to the ranges this call closed, by id.
+ */
+export async function closeRanges(
+  deps: RunnerDeps,
+  scope: { job: Readonly<JobConfig>; runId: string; ranges: readonly RangeState[]; head: number; ledger: RunLedger; mayHaveUpdates: boolean },
+): Promise<Map<string, RangeSummary>> {
+  const { job, ranges } = scope;
+  const reconciled = await reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates);
+  const closed = new Map<string, RangeSummary>();
+  for (const r of ranges) {
+    const done = reconciled.get(r.id);
+    if (!done) continue;
+    scope.ledger.totals.rowsRemoved += done.removed;
+    deps.metrics?.removed(job.name, r.contract, done.removed);
+    closed.set(r.id, { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: done.rows, removed: done.removed });
+  }
+  await reportLag(deps, job.name, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
+  return closed;
+}
+
+/** Sets each contract's lag metric: blocks between the head and the last block its coverage reaches. */
+export async function reportLag(deps: RunnerDeps, job: string, contracts: readonly string[], head: number): Promise<void> {
+  if (!deps.metrics || !contracts.length) return;
+  const covered = await lastCoveredBlocks(deps.warehouse.db, job, contracts);
+  for (const contract of contracts) deps.metrics.lag(job, contract, Math.max(0, head - (covered.get(contract) ?? head)));
+}

@@ -1,0 +1,34 @@
+import type { SourceCounters } from '../common/source-counters.ts';
+import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
+
+export interface PageQuery {
+  contract: string;
+  /** Inclusive. */
+  fromBlock: number;
+  /** Inclusive. */
+  toBlock: number;
+  pageSize: number;
+  /** The previous page's `nextPageKey`, given back unchanged. */
+  pageKey?: string | undefined;
+}
+
+/**
+ * Where a run reads the chain: what the pipeline needs of an endpoint, whatever speaks to it (the builder
+ * API today). One source serves one run or one queued task, and counts its own requests.
+ */
+export interface Source {
+  /** A chunk's next page: a contract's validated transfers in a block range, newest first, with the key of the page after. */
+  fetchPage(query: PageQuery): Promise<TransfersPage>;
+  /** The raw header of each hash (unchecked: see `checkHeader`), or null when the endpoint does not know the block. */
+  headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+  /** Hashes per header request: callers that queue hashes send them in groups of this size. */
+  readonly headerBatchSize: number;
+  /** The newest block a run plans up to, and what told it. */
+  chainHead(contracts: readonly string[]): Promise<{ head: number; from: string }>;
+  /** A token's name, symbol and decimals; fields the endpoint does not know are null. */
+  tokenMetadata(contract: string): Promise<TokenMetadata>;
+  /** Requests, retries and rate limits so far. */
+  readonly counters: SourceCounters;
+  /** Ends the source's connections. */
+  close(): Promise<void>;
+}

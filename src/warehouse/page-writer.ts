@@ -1,0 +1,86 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.ts';
+import { withRetry } from '../common/retry.ts';
+import type { Warehouse } from './db.ts';
+import { AlreadyLoadedError, endPageSession, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
+import { brokenConnection, classifyPgError } from './pg-errors.ts';
+import { setFresh, type ChunkState } from './ranges.ts';
+
+/** Page loads retried on deadlocks and lost connections: about a minute in all, enough for a restart. */
+const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
+
+export interface PageWriter {
+  /** Commits one page with the chunk's new position; a deadlock or a lost connection costs a retry of the page. */
+  write(load: Omit<PageLoad, 'mode'>): Promise<MergeCounts>;
+  /** Gives the connection back (reset), or drops it when it broke. */
+  close(): Promise<void>;
+}
+
+/**
+ * The warehouse session of one chunk: one connection held from page to page (the staging table and the
+ * session's settings stay set up), taken on the first write. A page COPYs while the chunk is fresh (its
+ * blocks held no row when it started); when a row is there after all, the chunk merges from then on.
+ */
+export function openPageWriter(warehouse: Warehouse, deps: { logger: Logger; clock: Clock }, scope: { job: string; contract: string; chunk: ChunkState }): PageWriter {
+  const { chunk } = scope;
+  let client: pg.PoolClient | undefined;
+  let broken = false;
+  const noteBroken = () => {
+    broken = true;
+  };
+  const release = (err?: Error) => {
+    client?.removeListener('error', noteBroken);
+    client?.release(err);
+    client = undefined;
+    broken = false;
+  };
+
+  const loadOn = async (into: pg.PoolClient, load: Omit<PageLoad, 'mode'>): Promise<MergeCounts> => {
+    try {
+      return await loadPage(into, { ...load, mode: chunk.fresh ? 'copy' : 'merge' });
+    } catch (err) {
+      if (!(err instanceof AlreadyLoadedError)) throw err;
+      // another job loaded these blocks meanwhile, or the chunk re-reads a block: merge from now on
+      deps.logger.info({ msg: err.message, job: scope.job, contract: scope.contract, chunk: chunk.id });
+      await setFresh(warehouse.db, chunk, false);
+      return loadPage(into, { ...load, mode: 'merge' });
+    }
+  };
+
+  return {
+    write: (load) =>
+      withRetry(
+        async () => {
+          if (!client) {
+            client = await warehouse.pool.connect().catch((err: unknown) => {
+              throw classifyPgError(err);
+            });
+            // held between pages while the API answers: without a listener a dropped connection crashes the process
+            client.on('error', noteBroken);
+          }
+          try {
+            return await loadOn(client, load);
+          } catch (err) {
+            if (brokenConnection(err) || broken) release(err as Error);
+            throw classifyPgError(err);
+          }
+        },
+        {
+          ...DB_RETRY,
+          clock: deps.clock,
+          onRetry: (err, attempt, delayMs) => deps.logger.warn({ msg: err.message, job: scope.job, contract: scope.contract, attempt, delayMs }),
+        },
+      ),
+    async close() {
+      if (!client) return;
+      if (broken) return release(new Error('connection lost'));
+      // a connection whose settings cannot be reset is not given back for reuse
+      const reset = await endPageSession(client).then(
+        () => undefined,
+        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+      );
+      release(reset);
+    },
+  };
+}
