@@ -1,15 +1,15 @@
 import { encode } from '@ethereumjs/rlp';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { FatalError } from '../common/errors.ts';
 import { CONSENSUS_FIELDS, fieldExpectation, isFieldHex, type FieldKind, type HeaderJson } from './header-fields.ts';
 
 /** Thrown when a header's fields cannot be encoded at all (bad hex, wrong size, a gap in fork fields). */
-export class HeaderEncodingError extends Error {
+export class HeaderEncodingError extends FatalError {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(`header field ${field}: ${message}`);
-    this.name = 'HeaderEncodingError';
+    super(`header field ${field}: ${message}`, { details: { field } });
   }
 }
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { TransferKey, TransferRecord } from '../dataset/types.ts';
+import { EtlError } from '../common/errors.ts';
 import { copyTransfers, TRANSFER_COLUMNS } from './copy.ts';
 import { DIGEST_SETTINGS, pageDigest, WAREHOUSE_DIGEST, warehouseDigestParams } from './page-digest.ts';
 
@@ -117,10 +118,9 @@ const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nest
 const UNIQUE_VIOLATION = '23505';
 
 /** A fresh chunk's page met a row the warehouse already holds (another job, or a re-read block): merge it. */
-export class AlreadyLoadedError extends Error {
-  constructor(options?: ErrorOptions) {
+export class AlreadyLoadedError extends EtlError {
+  constructor(options?: { cause?: unknown }) {
     super('a row of the page is in token_transfers already; merging the page instead of copying it', options);
-    this.name = 'AlreadyLoadedError';
   }
 }
 

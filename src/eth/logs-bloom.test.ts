@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { describe, expect, it } from 'vitest';
+import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
+import { bloomBits, bloomHasBits, createBloomBitsCache, missingFromBloom, TRANSFER_TOPIC } from './logs-bloom.ts';
+
+const lines = (file: string) =>
+  readFileSync(join(FIXTURE_DIR, file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('logs bloom', () => {
+  it('knows the Transfer topic as keccak256 of the event signature', () => {
+    expect(`0x${bytesToHex(keccak_256(utf8ToBytes('Transfer(address,address,uint256)')))}`).toBe(TRANSFER_TOPIC);
+  });
+
+  it('sets three bits per item, each below 2048', () => {
+    const bits = bloomBits(utf8ToBytes('any item'));
+    expect(bits).toHaveLength(3);
+    for (const bit of bits) expect(bit >= 0 && bit < 2048).toBe(true);
+  });
+
+  it('finds every transfer of the real mainnet fixture in its block’s bloom', () => {
+    const blooms = new Map(lines('headers.jsonl').map((h) => [h.hash as string, hexToBytes((h.logsBloom as string).slice(2))]));
+    const transfers = lines('transfers.jsonl');
+    const bits = createBloomBitsCache();
+    let checked = 0;
+    for (const t of transfers) {
+      const bloom = blooms.get(t.blockHash as string);
+      if (!bloom) continue;
+      expect(missingFromBloom(bloom, t as never, bits), `${t.transactionHash as string} log ${t.logIndex as number}`).toBeUndefined();
+      checked++;
+    }
+    expect(checked).toBe(transfers.length);
+  });
+
+  it('rules out a transfer moved to a block whose bloom lacks it, naming what is missing', () => {
+    const empty = new Uint8Array(256);
+    const t = { contractAddress: `0x${'a'.repeat(40)}`, fromAddress: `0x${'b'.repeat(40)}`, toAddress: `0x${'c'.repeat(40)}` };
+    const bits = createBloomBitsCache();
+    expect(missingFromBloom(empty, t, bits)).toBe('contract address');
+    const full = new Uint8Array(256).fill(255);
+    expect(missingFromBloom(full, t, bits)).toBeUndefined();
+    // a bloom with the contract and the Transfer topic but not the from address
+    const partial = new Uint8Array(256);
+    for (const item of [hexToBytes(t.contractAddress.slice(2)), hexToBytes(TRANSFER_TOPIC.slice(2))]) {
+      for (const b of bloomBits(item)) partial[255 - (b >> 3)] = (partial[255 - (b >> 3)] ?? 0) | (1 << (b & 7));
+    }
+    expect(bloomHasBits(partial, bloomBits(hexToBytes(t.contractAddress.slice(2))))).toBe(true);
+    expect(missingFromBloom(partial, t, bits)).toBe('from topic');
+  });
+});

@@ -1,0 +1,70 @@
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { hexToBytes } from '@noble/hashes/utils.js';
+
+/** keccak256("Transfer(address,address,uint256)"): topic 0 of every ERC-20 (and ERC-721) Transfer log. */
+export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** A transfer as the bloom filter of its block must hold it: the contract's address, and the from and to topics. */
+export interface BloomTransfer {
+  contractAddress: string;
+  fromAddress: string;
+  toAddress: string;
+}
+
+/**
+ * The three bits (of the 2048) that an item sets in a logs bloom (yellow paper, §4.4.3): the low 11 bits of
+ * the first three byte pairs of keccak256(item), each as byte index × 8 + bit, counted from the bloom's end.
+ */
+export function bloomBits(item: Uint8Array): [number, number, number] {
+  const h = keccak_256(item);
+  const bit = (i: number) => ((h[i]! << 8) | h[i + 1]!) & 2047;
+  return [bit(0), bit(2), bit(4)];
+}
+
+/** Whether a bloom (256 bytes) has all three bits of an item set: "may contain", never a false "does not". */
+export function bloomHasBits(bloom: Uint8Array, bits: readonly number[]): boolean {
+  for (const b of bits) {
+    if ((bloom[255 - (b >> 3)]! & (1 << (b & 7))) === 0) return false;
+  }
+  return true;
+}
+
+/** An address as its 32-byte topic: 12 zero bytes, then the 20 address bytes. */
+function addressTopic(address: string): Uint8Array {
+  const topic = new Uint8Array(32);
+  topic.set(hexToBytes(address.slice(2)), 12);
+  return topic;
+}
+
+/**
+ * Remembers the bloom bits of items: the contract and the Transfer topic are the same for every row of a
+ * job, and busy addresses recur, so each distinct item is hashed once while it is remembered.
+ */
+export function createBloomBitsCache(size = 65_536): (kind: 'address' | 'topic', hex: string) => readonly number[] {
+  const cache = new Map<string, readonly number[]>();
+  return (kind, hex) => {
+    const key = kind === 'address' ? hex : `t${hex}`;
+    let bits = cache.get(key);
+    if (bits === undefined) {
+      bits = bloomBits(kind === 'address' ? hexToBytes(hex.slice(2)) : addressTopic(hex));
+      if (cache.size >= size) cache.delete(cache.keys().next().value!);
+      cache.set(key, bits);
+    }
+    return bits;
+  };
+}
+
+/** Which part of a transfer a block's bloom rules out, or undefined when the bloom may hold it all. */
+export function missingFromBloom(
+  bloom: Uint8Array,
+  transfer: BloomTransfer,
+  bits: ReturnType<typeof createBloomBitsCache>,
+): 'contract address' | 'Transfer topic' | 'from topic' | 'to topic' | undefined {
+  if (!bloomHasBits(bloom, bits('address', transfer.contractAddress))) return 'contract address';
+  if (!bloomHasBits(bloom, TRANSFER_BITS)) return 'Transfer topic';
+  if (!bloomHasBits(bloom, bits('topic', transfer.fromAddress))) return 'from topic';
+  if (!bloomHasBits(bloom, bits('topic', transfer.toAddress))) return 'to topic';
+  return undefined;
+}
+
+const TRANSFER_BITS = bloomBits(hexToBytes(TRANSFER_TOPIC.slice(2)));
