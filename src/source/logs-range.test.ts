@@ -1,0 +1,278 @@
+import { describe, expect, it } from 'vitest';
+import { afterAnswer, afterRefusal, LOGS_RANGE, type LogsRangeState, learnedRange, nextSpan, type RangeDecision, startLogsRange } from './logs-range.ts';
+import { type LogsRefusal, parseLogsRefusal, timeoutRefusal } from './provider-errors.ts';
+
+const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+const USDT = '0xdac17f958d2ee523a2206206994597c13d831ec7';
+const ONE = [USDC];
+const TWO = [USDC, USDT];
+
+const refusal = (code: number, message: string): LogsRefusal => parseLogsRefusal({ code, message })!;
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** The decision after `state`'s full range from `from` was refused. */
+function refuse(state: LogsRangeState, r: LogsRefusal, from = 1_000_000, contracts = ONE): RangeDecision {
+  return afterRefusal(state, { ...nextSpan(state, from, Number.MAX_SAFE_INTEGER), contracts }, r);
+}
+
+function retried(decision: RangeDecision): Extract<RangeDecision, { action: 'retry' }> {
+  if (decision.action !== 'retry') throw new Error(`expected a retry, got ${decision.action}`);
+  return decision;
+}
+
+/** `n` answers of full range, at `density` logs a block. */
+function answer(state: LogsRangeState, n: number, density = 0): LogsRangeState {
+  let s = state;
+  for (let i = 0; i < n; i++) s = afterAnswer(s, nextSpan(s, 1_000_000, Number.MAX_SAFE_INTEGER), Math.round(s.range * density));
+  return s;
+}
+
+describe('starting', () => {
+  it('starts from the job’s logsRange, else the learned range, else 2,000 blocks', () => {
+    expect(startLogsRange({ jobRange: 500, learned: 1500 }).range).toBe(500);
+    expect(startLogsRange({ learned: 1500 }).range).toBe(1500);
+    expect(startLogsRange().range).toBe(2000);
+    expect(startLogsRange({ jobRange: 1_000_000 }).range).toBe(100_000);
+    expect(() => startLogsRange({ jobRange: 0 })).toThrow(RangeError);
+  });
+
+  it('asks the range from the first block, and not past the last', () => {
+    const state = startLogsRange();
+    expect(nextSpan(state, 100, 50_000)).toEqual({ fromBlock: 100, toBlock: 2099 });
+    expect(nextSpan(state, 49_990, 50_000)).toEqual({ fromBlock: 49_990, toBlock: 50_000 });
+  });
+});
+
+describe('after a refusal', () => {
+  it('follows Infura’s suggested range', () => {
+    const state = startLogsRange();
+    const r = refusal(-32005, `query returned more than 10000 results. Try with this block range [${hex(1_000_000)}, ${hex(1_000_599)}].`);
+    const d = retried(refuse(state, r));
+    expect(d).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_599 }, because: 'suggested' });
+    expect(d.state).toMatchObject({ range: 600, maxResults: 10_000, ceiling: undefined });
+  });
+
+  it('follows Alchemy’s suggested range', () => {
+    const message = `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [${hex(1_000_000)}, ${hex(1_000_099)}]`;
+    expect(retried(refuse(startLogsRange(), refusal(-32602, message)))).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_099 }, because: 'suggested' });
+  });
+
+  it('follows reth’s suggested range when it is smaller than the range asked', () => {
+    const r = refusal(-32602, 'query exceeds max results 20000, retry with the range 1000000-1000299');
+    expect(retried(refuse(startLogsRange(), r))).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_299 }, because: 'suggested', state: { maxResults: 20_000 } });
+  });
+
+  it('treats reth’s suggestion equal to the asked range as no hint', () => {
+    const r = refusal(-32602, 'query exceeds max results 20000, retry with the range 1000000-1001999');
+    expect(retried(refuse(startLogsRange(), r))).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_999 }, because: 'halved', state: { range: 1000 } });
+  });
+
+  it('treats a suggestion outside the asked range as no hint', () => {
+    const r = refusal(-32005, `query returned more than 10000 results. Try with this block range [${hex(999_000)}, ${hex(999_099)}].`);
+    expect(retried(refuse(startLogsRange(), r)).because).toBe('halved');
+  });
+
+  it('follows Infura’s, QuickNode’s and reth’s block-range limits, and never grows past them', () => {
+    const limits: [number, string, number][] = [
+      [-32602, 'range 1000000 exceeds limit of 1000', 1000],
+      [-32614, 'eth_getLogs is limited to a 1,500 range', 1500],
+      [-32602, 'query exceeds max block range 500', 500],
+    ];
+    for (const [code, message, limit] of limits) {
+      const d = retried(refuse(startLogsRange(), refusal(code, message)));
+      expect(d, message).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_000 + limit - 1 }, because: 'max-range', state: { range: limit, maxRange: limit } });
+      expect(answer(d.state, 20).range, message).toBe(limit);
+    }
+  });
+
+  it('reads a stated limit the asked range does not exceed as one block less, so growth does not ask it again', () => {
+    const state = { ...startLogsRange({ jobRange: 10_000 }) };
+    const d = retried(refuse(state, refusal(-32614, 'eth_getLogs is limited to a 10,000 range')));
+    expect(d).toMatchObject({ because: 'halved', state: { range: 5000, maxRange: 9999 } });
+    expect(answer(d.state, 20).range).toBe(9999);
+  });
+
+  it('halves when the error gives no hint: Ankr, Arbitrum, the OP stack', () => {
+    for (const [code, message] of [
+      [-32600, 'block range is too wide'],
+      [-32000, 'logs matched by query exceeds limit of 10000'],
+      [-32000, 'backend response too large'],
+      [-32000, 'Block range is too large'],
+    ] as const) {
+      expect(retried(refuse(startLogsRange(), refusal(code, message))), message).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_999 }, because: 'halved' });
+    }
+  });
+
+  it('retries a call that got no answer in time with half the range', () => {
+    const d = retried(refuse(startLogsRange(), timeoutRefusal(30_000)));
+    expect(d).toMatchObject({ span: { fromBlock: 1_000_000, toBlock: 1_000_999 }, because: 'halved', state: { range: 1000, ceiling: 2000 } });
+  });
+
+  it('asks per contract when one block overflows', () => {
+    const state = startLogsRange({ jobRange: 1 });
+    const d = refuse(state, refusal(-32005, 'query returned more than 10000 results. Try with this block range [0xf4240, 0xf4240].'), 1_000_000, TWO);
+    expect(d).toMatchObject({ action: 'per-contract', block: 1_000_000, state: { range: 1 } });
+  });
+
+  it('fails naming block, contract and the provider’s message when one block of one contract overflows', () => {
+    const d = refuse(startLogsRange({ jobRange: 1 }), refusal(-32000, 'logs matched by query exceeds limit of 10000'), 17_000_000, ONE);
+    if (d.action !== 'fail') throw new Error(`expected a failure, got ${d.action}`);
+    expect(d.error.retryable).toBe(false);
+    expect(d.error.message).toContain(`contract ${USDC} in block 17000000, even alone (-32000 "logs matched by query exceeds limit of 10000")`);
+    expect(d.error.details).toMatchObject({ block: 17_000_000, contract: USDC, code: -32000, providerMessage: 'logs matched by query exceeds limit of 10000' });
+    const hang = refuse(startLogsRange({ jobRange: 1 }), timeoutRefusal(30_000), 17_000_000, ONE);
+    expect(hang.action === 'fail' && hang.error.message).toContain(`contract ${USDC} in block 17000000, even alone (no answer within 30 s)`);
+  });
+});
+
+describe('after an answer', () => {
+  it('doubles the range after 2 full answers in a row, up to 100,000 blocks', () => {
+    let state = startLogsRange();
+    state = answer(state, 1);
+    expect(state.range).toBe(2000);
+    state = answer(state, 1);
+    expect(state.range).toBe(4000);
+    expect(answer(state, 100).range).toBe(LOGS_RANGE.maxRange);
+  });
+
+  it('does not grow on a short last span of a chunk', () => {
+    let state = startLogsRange();
+    for (let i = 0; i < 5; i++) state = afterAnswer(state, { fromBlock: 0, toBlock: 99 }, 0);
+    expect(state.range).toBe(2000);
+  });
+
+  it('shrinks at once when an answer holds more than 3/4 of the results cap', () => {
+    const state = afterAnswer(startLogsRange(), { fromBlock: 1, toBlock: 2000 }, 15_000);
+    expect(state.range).toBe(1000);
+    expect(learnedRange(state)).toBe(1000);
+  });
+
+  it('sizes growth by the density of the answers and a stated results cap', () => {
+    const capped = retried(refuse(startLogsRange(), refusal(-32000, 'logs matched by query exceeds limit of 400'))).state;
+    expect(capped).toMatchObject({ range: 1000, maxResults: 400 });
+    // 1 log per 10 blocks: 3/4 of 400 logs fit in 3000 blocks
+    expect(answer(capped, 2, 0.1).range).toBe(2000);
+    expect(answer(capped, 4, 0.1).range).toBe(3000);
+    expect(answer(capped, 10, 0.1).range).toBe(3000);
+  });
+
+  it('probes halfway to a range refused without a number, stops when close, and forgets it after 100 answers', () => {
+    const tooWide = refusal(-32600, 'block range is too wide');
+    let state = retried(refuse(startLogsRange({ jobRange: 1600 }), tooWide)).state;
+    expect(state).toMatchObject({ range: 800, ceiling: 1600 });
+    state = answer(state, 2);
+    expect(state.range).toBe(1200);
+    state = retried(refuse(state, tooWide)).state;
+    expect(state).toMatchObject({ range: 600, ceiling: 1200 });
+    const probes = [];
+    for (let i = 0; i < 5; i++) {
+      state = answer(state, 2);
+      probes.push(state.range);
+    }
+    expect(probes).toEqual([900, 1050, 1125, 1125, 1125]);
+    expect(answer(state, 89).range).toBe(1125);
+    expect(answer(state, 120).range).toBe(LOGS_RANGE.maxRange);
+  });
+
+  it('aims at fewer logs after each refusal for size, not after a block limit or a timeout, and back up after answers', () => {
+    const start = startLogsRange();
+    expect(start.target).toBe(7500);
+    const cut = retried(refuse(start, refusal(-32000, 'backend response too large'))).state;
+    expect(cut.target).toBe(6000);
+    expect(retried(refuse(cut, refusal(-32000, 'backend response too large'))).state.target).toBe(4800);
+    expect(retried(refuse(start, refusal(-32614, 'eth_getLogs is limited to a 1,000 range'))).state.target).toBe(7500);
+    expect(retried(refuse(start, timeoutRefusal(30_000))).state.target).toBe(7500);
+    expect(retried(refuse(start, refusal(-32005, 'query returned more than 1000 results. Try with this block range [0xf4240, 0xf4250].'))).state.target).toBe(750);
+    expect(answer(cut, 10).target).toBeCloseTo(6000 * 1.01 ** 10);
+    expect(answer(cut, 100).target).toBe(7500);
+  });
+
+  it('learns for the next run the range the densest stretch allowed, no more than the largest that answered', () => {
+    let state = startLogsRange();
+    expect(learnedRange(state)).toBeUndefined();
+    state = answer(state, 5);
+    expect([state.range, learnedRange(state)]).toEqual([8000, 8000]);
+    // 3 logs a block: 7,500 logs in 2,500 blocks
+    state = answer(state, 3, 3);
+    expect([state.range, learnedRange(state)]).toEqual([2500, 2500]);
+    state = answer(state, 20);
+    expect(state.range).toBe(LOGS_RANGE.maxRange);
+    expect(learnedRange(state)).toBe(2500);
+  });
+});
+
+/** Logs a block: dense (3, with a burst of 400 every 997 blocks), then sparse (1 in 50 blocks), then 1 in 2 blocks. */
+const CHAIN = (() => {
+  const blocks = 400_000;
+  const before = new Float64Array(blocks + 1);
+  for (let b = 0; b < blocks; b++) {
+    const logs = b < 150_000 ? (b % 997 === 0 ? 400 : 3) : b < 300_000 ? (b % 50 === 0 ? 1 : 0) : b % 2;
+    before[b + 1] = before[b]! + logs;
+  }
+  return { blocks, denseEnd: 150_000, logsIn: (from: number, to: number) => before[to + 1]! - before[from]! };
+})();
+
+/** Exports the whole chain through a provider that refuses more than `cap` logs (or `maxRange` blocks) as `style` does. */
+function simulate(style: 'infura' | 'alchemy' | 'reth' | 'arbitrum' | 'ankr' | 'quicknode', options: { cap: number; maxRange?: number; learned?: number }) {
+  const { blocks, denseEnd, logsIn } = CHAIN;
+  let state = startLogsRange({ learned: options.learned });
+  let [calls, refused, denseCalls, denseLogs] = [0, 0, 0, 0];
+  let from = 0;
+  while (from < blocks) {
+    const span = nextSpan(state, from, blocks - 1);
+    calls++;
+    const logs = logsIn(span.fromBlock, span.toBlock);
+    const size = span.toBlock - span.fromBlock + 1;
+    let error: { code: number; message: string } | undefined;
+    if (options.maxRange !== undefined && size > options.maxRange) {
+      error = style === 'ankr' ? { code: -32600, message: 'block range is too wide' } : { code: -32614, message: `eth_getLogs is limited to a ${options.maxRange} range` };
+    } else if (logs > options.cap) {
+      let fit = span.fromBlock;
+      while (logsIn(span.fromBlock, fit + 1) <= options.cap) fit++;
+      const suggestion = `[${hex(span.fromBlock)}, ${hex(fit)}]`;
+      error = {
+        infura: { code: -32005, message: `query returned more than ${options.cap} results. Try with this block range ${suggestion}.` },
+        alchemy: { code: -32602, message: `Log response size exceeded. … Based on your parameters, this block range should work: ${suggestion}` },
+        reth: { code: -32602, message: `query exceeds max results ${options.cap}, retry with the range ${span.fromBlock}-${span.toBlock}` },
+        arbitrum: { code: -32000, message: `logs matched by query exceeds limit of ${options.cap}` },
+        ankr: { code: -32000, message: 'backend response too large' },
+        quicknode: { code: -32000, message: 'backend response too large' },
+      }[style];
+    }
+    if (error) {
+      refused++;
+      const d = afterRefusal(state, { ...span, contracts: ONE }, parseLogsRefusal(error)!);
+      if (d.action !== 'retry') throw new Error(`${style}: ${d.action}`);
+      state = d.state;
+      continue;
+    }
+    state = afterAnswer(state, span, logs);
+    if (span.toBlock < denseEnd) [denseCalls, denseLogs] = [denseCalls + 1, denseLogs + logs];
+    from = span.toBlock + 1;
+  }
+  return { calls, refused, meanDenseFill: denseLogs / denseCalls / options.cap, learned: learnedRange(state) };
+}
+
+describe('against a provider with a results cap', () => {
+  for (const style of ['infura', 'alchemy', 'reth', 'arbitrum', 'ankr'] as const) {
+    it(`keeps refusals to 10 % of the calls and answers at least half full on dense ranges (${style})`, () => {
+      for (const cap of [10_000, 1000]) {
+        // at a cap of 1,000 logs the bursts of 400 logs in a block are 40 % of the cap
+        const run = simulate(style, { cap, maxRange: style === 'ankr' ? 5000 : undefined });
+        expect(run.refused / run.calls, JSON.stringify({ cap, ...run })).toBeLessThanOrEqual(0.1);
+        expect(run.meanDenseFill, JSON.stringify({ cap, ...run })).toBeGreaterThanOrEqual(0.5);
+      }
+    });
+  }
+
+  it('is refused at most twice on a second run from the learned range', () => {
+    for (const style of ['infura', 'alchemy', 'reth', 'arbitrum'] as const) {
+      const first = simulate(style, { cap: 10_000 });
+      expect(simulate(style, { cap: 10_000, learned: first.learned }).refused, style).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('reaches a QuickNode range limit with one refusal', () => {
+    expect(simulate('quicknode', { cap: 1_000_000, maxRange: 10_000 }).refused).toBe(1);
+  });
+});

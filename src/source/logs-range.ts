@@ -1,0 +1,207 @@
+import { FatalError } from '../common/errors.ts';
+import type { LogsRefusal } from './provider-errors.ts';
+
+/**
+ * How many blocks each `eth_getLogs` call asks for (node-source.md, "The exporter adapts"). Pure: the caller
+ * keeps the state, asks `nextSpan` what to query, and reports each answer (`afterAnswer`) or refusal
+ * (`afterRefusal`), getting the next state back.
+ *
+ * - Start: the job's `logsRange`, else the range learned by an earlier run, else 2,000 blocks.
+ * - Refused as too large (or no answer in time): follow the provider's suggested range when it is inside the
+ *   range asked and smaller; else its stated block limit when smaller than the range asked; else halve. A
+ *   suggestion equal to the range asked, or a stated limit the range asked does not exceed, is no hint (the
+ *   limit is then read as one block less than the range asked).
+ * - One block refused: ask it per contract; one block of one contract refused: the run fails, naming both.
+ * - Answered: size the range by the last answer's density so an answer holds the target number of logs,
+ *   shrinking at once when the last answer was denser; grow only after 2 full-size answers in a row, at most
+ *   doubling, never above the block limit (the provider's, else 100,000). The target starts at 3/4 of the results
+ *   cap (the provider's, else 10,000 logs); each refusal for size (not for a block limit, not a timeout) cuts it
+ *   by 20 %, each answer raises it by 1 %, back up to 3/4 of the cap: bursts of logs, and caps no message states,
+ *   cost a few refusals, not one in every few calls.
+ * - A refusal that gave no number (or a timeout) is a ceiling: growth stays below it, probing halfway between
+ *   range and ceiling, and forgets it after 100 answers; a refusal with a number needs no ceiling, as sizing by
+ *   density (or the limit) keeps below it.
+ * - Learned for the next run: the range the densest stretch allowed, and no more than the largest that answered:
+ *   starting low costs a few answers while the range grows, starting high costs refusals.
+ */
+
+/** Inclusive block numbers. */
+export interface BlockSpan {
+  fromBlock: number;
+  toBlock: number;
+}
+
+export interface LogsRangeState {
+  /** Blocks per call from now on. */
+  readonly range: number;
+  /** Full-size answers in a row since the range last changed. */
+  readonly streak: number;
+  /** Answers since the last refusal. */
+  readonly sinceRefusal: number;
+  /** The smallest span refused without a number (or unanswered) lately: growth stays below it. */
+  readonly ceiling: number | undefined;
+  /** The most blocks per call: the provider's stated limit, else the configured cap. */
+  readonly maxRange: number;
+  /** The most logs per answer, as a provider stated it. */
+  readonly maxResults: number | undefined;
+  /** The logs an answer is sized to hold. */
+  readonly target: number;
+  /** The largest span that answered in this run. */
+  readonly largest: number | undefined;
+  /** The smallest range the density of a full-size answer (over more than one block) allowed in this run. */
+  readonly densest: number | undefined;
+}
+
+export const LOGS_RANGE = {
+  /** The first range when neither the job nor an earlier run gives one. */
+  initial: 2_000,
+  /** Blocks per call, at most, when the provider states no limit (reth's default limit). */
+  maxRange: 100_000,
+  /** Logs per answer sized for when the provider states no cap: a memory bound, and Infura's cap. */
+  results: 10_000,
+  /** The share of the results cap an answer is sized to hold, at most: room for denser blocks. */
+  fill: 0.75,
+  /** What a refusal for size leaves of the target. */
+  targetCut: 0.8,
+  /** What an answer adds to the target, up to `fill` of the cap. */
+  targetGain: 1.01,
+  /** Full-size answers in a row before the range grows (at most doubling). */
+  growAfter: 2,
+  /** Answers after which a ceiling is forgotten and growth may probe above it again. */
+  forgetCeilingAfter: 100,
+  /** A growth step smaller than range/16 is not worth a possible refusal. */
+  minStep: 1 / 16,
+} as const;
+
+/**
+ * The state to start a run with.
+ *
+ * @example startLogsRange({ jobRange: undefined, learned: 1500 }) // → { range: 1500, streak: 0, … maxRange: 100000 }
+ */
+export function startLogsRange(options: { jobRange?: number | undefined; learned?: number | undefined; maxRange?: number | undefined } = {}): LogsRangeState {
+  const maxRange = options.maxRange ?? LOGS_RANGE.maxRange;
+  if (!isCount(maxRange)) throw new RangeError(`maxRange must be a positive integer, got ${maxRange}`);
+  const first = options.jobRange ?? options.learned ?? LOGS_RANGE.initial;
+  if (!isCount(first)) throw new RangeError(`the first eth_getLogs range must be a positive integer of blocks, got ${first}`);
+  const target = LOGS_RANGE.fill * LOGS_RANGE.results;
+  return { range: Math.min(first, maxRange), streak: 0, sinceRefusal: 0, ceiling: undefined, maxRange, maxResults: undefined, target, largest: undefined, densest: undefined };
+}
+
+/**
+ * The next call's blocks, from `fromBlock` up to the range or `toBlock`.
+ *
+ * @example nextSpan({ ...state, range: 2000 }, 100, 50_000) // → { fromBlock: 100, toBlock: 2099 }
+ */
+export function nextSpan(state: LogsRangeState, fromBlock: number, toBlock: number): BlockSpan {
+  return { fromBlock, toBlock: Math.min(toBlock, fromBlock + state.range - 1) };
+}
+
+/**
+ * The state after an answer of `logs` logs (every log of the answer, stored or not: a provider's cap counts them
+ * all) for `asked`.
+ *
+ * @example afterAnswer(startLogsRange(), { fromBlock: 1, toBlock: 2000 }, 15_000).range // → 1000: 7,500 logs, 3/4 of the 10,000 assumed
+ */
+export function afterAnswer(state: LogsRangeState, asked: BlockSpan, logs: number): LogsRangeState {
+  const span = spanOf(asked);
+  const full = span >= state.range;
+  const fits = logs > 0 ? Math.max(1, Math.floor((span * state.target) / logs)) : Number.POSITIVE_INFINITY;
+  const sinceRefusal = state.sinceRefusal + 1;
+  const ceiling = sinceRefusal >= LOGS_RANGE.forgetCeilingAfter ? undefined : state.ceiling;
+  const next: LogsRangeState = {
+    ...state,
+    streak: full ? state.streak + 1 : state.streak,
+    sinceRefusal,
+    ceiling,
+    target: Math.min(topTarget(state.maxResults), state.target * LOGS_RANGE.targetGain),
+    largest: Math.max(state.largest ?? 0, span),
+    densest: full && span > 1 ? Math.min(state.densest ?? Number.POSITIVE_INFINITY, fits, state.maxRange) : state.densest,
+  };
+  if (fits < state.range) return { ...next, range: fits, streak: 0 };
+  if (next.streak < LOGS_RANGE.growAfter) return next;
+  const below = ceiling === undefined ? Number.POSITIVE_INFINITY : Math.floor((state.range + ceiling) / 2);
+  const grown = Math.min(state.range * 2, fits, state.maxRange, below);
+  if (grown < state.range + Math.ceil(state.range * LOGS_RANGE.minStep)) return next;
+  return { ...next, range: grown, streak: 0 };
+}
+
+/** A query of `eth_getLogs`: its blocks and the contracts it names. */
+export interface LogsAsk extends BlockSpan {
+  contracts: readonly string[];
+}
+
+export type RangeDecision =
+  /** Ask `span` (the same first block, fewer blocks); `because` says what chose its size. */
+  | { action: 'retry'; span: BlockSpan; because: 'suggested' | 'max-range' | 'halved'; state: LogsRangeState }
+  /** One block was refused for several contracts: ask it once per contract. */
+  | { action: 'per-contract'; block: number; state: LogsRangeState }
+  /** One block of one contract was refused: no smaller query exists. */
+  | { action: 'fail'; error: FatalError };
+
+/**
+ * What to do after `asked` was refused as too large (or got no answer in time).
+ *
+ * @example afterRefusal(state, { fromBlock: 100, toBlock: 2099, contracts }, parseLogsRefusal(error)!)
+ * // → { action: 'retry', span: { fromBlock: 100, toBlock: 699 }, because: 'suggested', state: { range: 600, … } }
+ */
+export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: LogsRefusal): RangeDecision {
+  const span = spanOf(asked);
+  const maxResults = refusal.maxResults === undefined ? state.maxResults : Math.min(refusal.maxResults, state.maxResults ?? refusal.maxResults);
+  // a stated limit the refused span did not exceed is read one block short: the provider counts differently
+  const maxRange = refusal.maxRange === undefined ? state.maxRange : Math.max(1, Math.min(state.maxRange, refusal.maxRange, span - 1));
+  // a refusal for size means fewer logs than aimed at fit here; a block limit or a hang says nothing of logs
+  const forSize = !refusal.timedOut && !(refusal.maxRange !== undefined && refusal.maxResults === undefined && refusal.suggested === undefined);
+  const target = Math.max(1, Math.min(topTarget(maxResults), forSize ? state.target * LOGS_RANGE.targetCut : state.target));
+  const next = (range: number, ceiling = state.ceiling): LogsRangeState => ({ ...state, range, streak: 0, sinceRefusal: 0, ceiling, maxRange, maxResults, target });
+  if (span === 1) {
+    const [contract, ...others] = asked.contracts;
+    if (others.length > 0) return { action: 'per-contract', block: asked.fromBlock, state: next(1) };
+    return { action: 'fail', error: unanswerable(asked.fromBlock, contract, refusal) };
+  }
+  const suggestion = refusal.suggested;
+  if (suggestion && suggestion.fromBlock >= asked.fromBlock && suggestion.toBlock <= asked.toBlock && spanOf(suggestion) < span) {
+    return retry(next(spanOf(suggestion)), asked, 'suggested');
+  }
+  if (refusal.maxRange !== undefined && refusal.maxRange < span) return retry(next(maxRange), asked, 'max-range');
+  // a refusal that names no number leaves only the span itself as a bound
+  const ceiling = refusal.maxResults === undefined && refusal.maxRange === undefined ? Math.min(span, state.ceiling ?? span) : state.ceiling;
+  return retry(next(Math.floor(span / 2), ceiling), asked, 'halved');
+}
+
+/**
+ * The range to remember for the next run of this job and endpoint: what the densest stretch of this run allowed,
+ * at most the largest span that answered and the block limit; undefined when nothing answered.
+ *
+ * @example learnedRange(state) // → 2500 after dense blocks at 3 logs a block, a 10,000-log cap
+ */
+export function learnedRange(state: LogsRangeState): number | undefined {
+  if (state.largest === undefined) return undefined;
+  return Math.min(state.largest, state.densest ?? state.largest, state.maxRange);
+}
+
+function retry(state: LogsRangeState, asked: BlockSpan, because: 'suggested' | 'max-range' | 'halved'): RangeDecision {
+  return { action: 'retry', span: nextSpan(state, asked.fromBlock, asked.toBlock), because, state };
+}
+
+function unanswerable(block: number, contract: string | undefined, refusal: LogsRefusal): FatalError {
+  const answer = refusal.timedOut ? refusal.message : `${refusal.code === undefined ? '' : `${refusal.code} `}${JSON.stringify(refusal.message)}`;
+  const remedy = refusal.timedOut ? 'raise --rpc-timeout, or read this job from another node' : 'read this job from a node or provider with a larger eth_getLogs cap';
+  return new FatalError(
+    `eth_getLogs refuses the Transfer logs of contract ${contract ?? '(none named)'} in block ${block}, even alone (${answer}): no smaller query exists. ` +
+      `To export this block, ${remedy}; committed progress is kept`,
+    { details: { block, contract, code: refusal.code, providerMessage: refusal.message } },
+  );
+}
+
+/** The most an answer is sized to hold: 3/4 of the stated cap, else of 10,000. */
+function topTarget(maxResults: number | undefined): number {
+  return LOGS_RANGE.fill * (maxResults ?? LOGS_RANGE.results);
+}
+
+function spanOf(span: BlockSpan): number {
+  return span.toBlock - span.fromBlock + 1;
+}
+
+function isCount(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 1;
+}

@@ -1,0 +1,121 @@
+/**
+ * What providers answer when an `eth_getLogs` query is too large (node-source.md, "What providers answer"), read
+ * into what the range controller (`logs-range.ts`) can use: a suggested range, a stated block-range limit, a
+ * stated results cap, or none of these. Only the messages below count as "too large"; any other error (a rate
+ * limit, a bad parameter, a node failure) is not one, so it is never answered by shrinking the range.
+ */
+
+/** An `eth_getLogs` call refused as too large (or left unanswered), with what the answer says about sizes. */
+export interface LogsRefusal {
+  /** The JSON-RPC error code, when there was an answer. */
+  code: number | undefined;
+  /** The provider's message as given (or what happened, for a timeout): for the error that may end a run. */
+  message: string;
+  /** A range the provider says would work, inclusive block numbers. */
+  suggested?: { fromBlock: number; toBlock: number };
+  /** The most blocks per call the provider states. */
+  maxRange?: number;
+  /** The most logs per answer the provider states. */
+  maxResults?: number;
+  /** No answer in time: treated as "too large" (the call is retried smaller). */
+  timedOut?: true;
+}
+
+type Reader = (match: RegExpMatchArray, into: LogsRefusal) => void;
+
+const suggested: Reader = (m, into) => {
+  const [fromBlock, toBlock] = [blockNumber(m[1]), blockNumber(m[2])];
+  if (fromBlock !== undefined && toBlock !== undefined && fromBlock <= toBlock) into.suggested = { fromBlock, toBlock };
+};
+/** The first group that took part in the match: patterns with alternatives hold the number in one of several. */
+const firstGroup = (m: RegExpMatchArray) => m.slice(1).find((group) => group !== undefined);
+const maxRange: Reader = (m, into) => {
+  const n = count(firstGroup(m));
+  if (n !== undefined) into.maxRange = Math.min(n, into.maxRange ?? n);
+};
+const maxResults: Reader = (m, into) => {
+  const n = count(firstGroup(m));
+  if (n !== undefined) into.maxResults = Math.min(n, into.maxResults ?? n);
+};
+const tooLarge: Reader = () => {};
+
+/**
+ * The messages, each with what it tells. The spec's table first (Infura, Alchemy, QuickNode, Ankr, reth,
+ * Arbitrum, OP-stack), then limits other providers state, as `@ponder/utils`' `getLogsRetryHelper` (MIT)
+ * records them. A limit "N" is read as N blocks per call, inclusive: one block short of what reth means
+ * (`to − from ≤ N`), never one block over what another provider means.
+ */
+const MESSAGES: readonly (readonly [RegExp, Reader])[] = [
+  // Infura -32005, and zkSync: `query returned more than 10000 results. Try with this block range [0x…, 0x…].`
+  [/try with this block range \[(0x[0-9a-f]+), *(0x[0-9a-f]+)\]/i, suggested],
+  [/more than ([\d,]+) results/i, maxResults],
+  // Infura -32602: `range 1000000 exceeds limit of 10000`
+  [/\brange \d+ exceeds limit of ([\d,]+)/i, maxRange],
+  // Alchemy -32602: `Log response size exceeded. … cap of 10K logs in the response. … this block range should work: [0x…, 0x…]`
+  [/this block range should work: \[(0x[0-9a-f]+), *(0x[0-9a-f]+)\]/i, suggested],
+  [/cap of ([\d,]+k?) logs/i, maxResults],
+  // QuickNode -32614: `eth_getLogs is limited to a 10,000 range`
+  [/limited to a ([\d,]+) range/i, maxRange],
+  // Ankr -32600: `block range is too wide` (Moonbeam adds `(maximum 1024)`)
+  [/block range is too wide(?: \(maximum ([\d,]+)\))?/i, maxRange],
+  // reth -32602: `query exceeds max results 20000, retry with the range 25766988-25775072`
+  [/max results ([\d,]+)/i, maxResults],
+  [/retry with the range (\d+)-(\d+)/i, suggested],
+  // reth -32602: `query exceeds max block range 100000`; Cloudflare `Max range: 3500`; PublicNode `maximum block range: 50000`
+  [/max(?:imum)? (?:block )?range:? ([\d,]+)/i, maxRange],
+  // Arbitrum (nitro) -32000: `logs matched by query exceeds limit of 10000`
+  [/logs matched by query exceeds limit of ([\d,]+)/i, maxResults],
+  // OP-stack providers -32000: `backend response too large` / `Block range is too large`; Base, Monad: `block range too large`
+  [/backend response too large|block range (?:is )?too large/i, tooLarge],
+  // BlockPI `limited to 1024 block`, Coinbase `please limit the query to at most 1000 blocks`, Avalanche
+  // `…maximum is set to 2048`, dRPC `ranges over 10000 blocks are not supported on freetier`
+  [/limited to ([\d,]+) blocks?|at most ([\d,]+) blocks|maximum is set to ([\d,]+)|ranges over ([\d,]+) blocks/i, maxRange],
+];
+
+/**
+ * Reads a JSON-RPC error of `eth_getLogs` as a refusal for size, or `undefined` when it is not one. The
+ * message (and a text `data`, where some providers put details) is matched against the known messages; every
+ * match adds what it tells, so Infura's -32005 gives both its results cap and its suggested range.
+ *
+ * @example
+ * parseLogsRefusal({ code: -32005, message: 'query returned more than 10000 results. Try with this block range [0x11d8f10, 0x11d9b5c].' })
+ * // → { code: -32005, message: 'query returned …', maxResults: 10000, suggested: { fromBlock: 18714384, toBlock: 18717532 } }
+ * parseLogsRefusal({ code: -32005, message: 'daily request count exceeded, request rate limited' }) // → undefined
+ */
+export function parseLogsRefusal(error: { code?: unknown; message?: unknown; data?: unknown }): LogsRefusal | undefined {
+  const message = typeof error.message === 'string' ? error.message : '';
+  const text = typeof error.data === 'string' ? `${message} ${error.data}` : message;
+  const refusal: LogsRefusal = { code: typeof error.code === 'number' ? error.code : undefined, message };
+  let known = false;
+  for (const [pattern, read] of MESSAGES) {
+    const match = text.match(pattern);
+    if (match === null) continue;
+    known = true;
+    read(match, refusal);
+  }
+  return known ? refusal : undefined;
+}
+
+/**
+ * A call that got no answer in time, as a refusal: the range controller retries it smaller.
+ *
+ * @example timeoutRefusal(30_000) // → { code: undefined, message: 'no answer within 30 s', timedOut: true }
+ */
+export function timeoutRefusal(timeoutMs: number): LogsRefusal {
+  return { code: undefined, message: `no answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}`, timedOut: true };
+}
+
+/** `10,000`, `10000` or `10K` → 10000; undefined when not a positive safe integer. */
+function count(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const thousands = /k$/i.test(text);
+  const n = Number(text.replace(/[,kK]/g, '')) * (thousands ? 1000 : 1);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** `0x11d8f10` or `25766988` → a block number; undefined when out of range. */
+function blockNumber(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}

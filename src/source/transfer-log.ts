@@ -1,0 +1,287 @@
+import type { TransferRecord } from '../dataset/types.ts';
+import { show } from '../dataset/validate.ts';
+import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
+import { BadResponseError } from './errors.ts';
+
+/**
+ * A log of `eth_getLogs` (node-source.md, "From a log to a row") as an ERC-20 transfer, a skipped log
+ * (ERC-721, other shapes) or a reorg signal, validated field by field as strictly as the builder source's rows.
+ * Decoded by hand: a Transfer log is three topics and one uint256, and viem (ABI decoding) is not a production
+ * dependency.
+ */
+
+/** A transfer as its log tells it: a row but the block's time, which comes from the block's header. */
+export type LogTransfer = Omit<TransferRecord, 'blockTimestamp'>;
+
+/** Where a log is: what a skipped log or a reorg signal is counted and reported by. */
+export interface LogPlace {
+  contract: string;
+  blockNumber: number;
+  blockHash: string;
+  transactionHash: string;
+  logIndex: number;
+}
+
+export interface TransferLog {
+  kind: 'transfer';
+  transfer: LogTransfer;
+  /** The log's own `blockTimestamp` in seconds (newer nodes add it), to compare with the header's (`logTimestampProblem`). */
+  logTimestamp: number | undefined;
+}
+
+/** A log with the Transfer topic that is not an ERC-20 transfer: counted per contract, never stored. */
+export interface SkippedLog extends LogPlace {
+  kind: 'skipped';
+  /** 4 topics: ERC-721 (the token id indexed); any other shape: `other`. */
+  skipped: 'erc721' | 'other';
+}
+
+/** A log with `removed: true`: its block left the chain. A reorg signal, never a row. */
+export interface RemovedLog extends LogPlace {
+  kind: 'removed';
+}
+
+export type LogReading = TransferLog | SkippedLog | RemovedLog;
+
+const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})*$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
+/** A minimal hex quantity up to 2^53−1 (14 hex digits at most; the value is checked too). */
+const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]{0,13})$/;
+
+const EXPECT = {
+  address: 'expected a 0x address of 40 hex digits',
+  hash: 'expected a 0x hash of 64 hex digits',
+  quantity: 'expected a hex quantity (0x, no leading zeros) up to 2^53-1',
+  topic: 'expected a 0x topic of 64 hex digits',
+  addressTopic: 'expected an address topic (12 zero bytes, then 20 bytes)',
+} as const;
+
+/**
+ * Reads one log of an `eth_getLogs` answer (a query for the Transfer topic). Pushes every problem, each naming
+ * contract, block, log and field (and `result[index]` when the block or log index is unreadable), and
+ * returns undefined for a bad log. Addresses and hashes come out lower case, the value as decimal text.
+ *
+ * @example
+ * readTransferLog({ address: '0xA0b8…', topics: [TRANSFER_TOPIC, from, to], data: '0x…0f4240', blockNumber: '0x1036640', logIndex: '0x5', … }, problems)
+ * // → { kind: 'transfer', transfer: { contractAddress: '0xa0b8…', …, value: '1000000', blockNumber: 17000000, logIndex: 5, … }, logTimestamp: undefined }
+ * // or pushes: contract 0xa0b8…, block 17000000, log 5, topics[1]: expected an address topic (12 zero bytes, then 20 bytes), got "0x…"
+ */
+export function readTransferLog(raw: unknown, problems: string[], index?: number): LogReading | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push(`${index === undefined ? 'log' : `result[${index}]`}: expected a log object, got ${show(raw)}`);
+    return undefined;
+  }
+  const log = raw as Record<string, unknown>;
+  const address = text(log.address, ADDRESS);
+  const blockNumber = quantity(log.blockNumber);
+  const logIndex = quantity(log.logIndex);
+  const before = problems.length;
+  // built only for a problem: a million logs a minute pass here
+  const fail = (field: string, expected: string, value: unknown) => {
+    const parts = [address && `contract ${address}`, blockNumber !== undefined && `block ${blockNumber}`, logIndex !== undefined && `log ${logIndex}`];
+    if ((blockNumber === undefined || logIndex === undefined) && index !== undefined) parts.push(`result[${index}]`);
+    problems.push(`${parts.filter(Boolean).join(', ') || 'log'}, ${field}: ${expected}, got ${show(value)}`);
+  };
+
+  if (address === undefined) fail('address', EXPECT.address, log.address);
+  if (blockNumber === undefined) fail('blockNumber', EXPECT.quantity, log.blockNumber);
+  if (logIndex === undefined) fail('logIndex', EXPECT.quantity, log.logIndex);
+  const blockHash = text(log.blockHash, HASH);
+  if (blockHash === undefined) fail('blockHash', EXPECT.hash, log.blockHash);
+  const transactionHash = text(log.transactionHash, HASH);
+  if (transactionHash === undefined) fail('transactionHash', EXPECT.hash, log.transactionHash);
+  const transactionIndex = quantity(log.transactionIndex);
+  if (transactionIndex === undefined) fail('transactionIndex', EXPECT.quantity, log.transactionIndex);
+  if (log.removed !== undefined && typeof log.removed !== 'boolean') fail('removed', 'expected true or false', log.removed);
+  const hasTimestamp = log.blockTimestamp !== undefined && log.blockTimestamp !== null;
+  const logTimestamp = hasTimestamp ? quantity(log.blockTimestamp) : undefined;
+  if (hasTimestamp && logTimestamp === undefined) fail('blockTimestamp', EXPECT.quantity, log.blockTimestamp);
+  const data = typeof log.data === 'string' && HEX_BYTES.test(log.data) ? log.data : undefined;
+  if (data === undefined) fail('data', 'expected 0x hex bytes', log.data);
+  const topics = Array.isArray(log.topics) ? (log.topics as unknown[]) : [];
+  if (!Array.isArray(log.topics)) fail('topics', 'expected an array of topics', log.topics);
+  else if (topics.length === 0) fail('topics', `expected the Transfer topic ${TRANSFER_TOPIC} first`, topics);
+  for (let i = 0; i < topics.length; i++) {
+    const topic = topics[i];
+    if (i === 0 && topic === TRANSFER_TOPIC) continue;
+    if (typeof topic !== 'string' || !HASH.test(topic)) fail(`topics[${i}]`, EXPECT.topic, topic);
+    else if (i === 0 && topic.toLowerCase() !== TRANSFER_TOPIC) fail('topics[0]', `expected the Transfer topic ${TRANSFER_TOPIC}, the one asked for`, topic);
+  }
+  if (problems.length > before) return undefined;
+
+  const from = topics[1] as string;
+  const to = topics[2] as string;
+  if (log.removed !== true && topics.length === 3 && data!.length === 66) {
+    if (!ADDRESS_TOPIC.test(from)) fail('topics[1]', EXPECT.addressTopic, from);
+    if (!ADDRESS_TOPIC.test(to)) fail('topics[2]', EXPECT.addressTopic, to);
+    if (problems.length > before) return undefined;
+    return {
+      kind: 'transfer',
+      transfer: {
+        contractAddress: address!,
+        fromAddress: `0x${from.slice(26).toLowerCase()}`,
+        toAddress: `0x${to.slice(26).toLowerCase()}`,
+        value: BigInt(data!).toString(),
+        blockHash: blockHash!,
+        blockNumber: blockNumber!,
+        transactionHash: transactionHash!,
+        transactionIndex: transactionIndex!,
+        logIndex: logIndex!,
+      },
+      logTimestamp,
+    };
+  }
+  const place: LogPlace = { contract: address!, blockNumber: blockNumber!, blockHash: blockHash!, transactionHash: transactionHash!, logIndex: logIndex! };
+  if (log.removed === true) return { kind: 'removed', ...place };
+  return { kind: 'skipped', skipped: topics.length === 4 ? 'erc721' : 'other', ...place };
+}
+
+/** What an `eth_getLogs` call asked for. */
+export interface LogsQuery {
+  contracts: readonly string[];
+  /** Inclusive. */
+  fromBlock: number;
+  /** Inclusive. */
+  toBlock: number;
+}
+
+/** An `eth_getLogs` answer, read: transfers in chain order, skipped logs and reorg signals. */
+export interface LogsAnswer {
+  transfers: TransferLog[];
+  skipped: SkippedLog[];
+  removed: RemovedLog[];
+}
+
+/**
+ * Reads and checks a whole `eth_getLogs` result against its query: every log as `readTransferLog` reads it,
+ * each from a contract asked for and a block in the range, in chain order (block, then log index, ascending; a
+ * log twice is out of order), and the logs of one block agreeing on its hash and time. Logs with `removed: true`
+ * are checked for contract and range only. Throws one `BadResponseError` listing every problem.
+ *
+ * @example readLogsAnswer(result, { contracts: ['0xa0b8…'], fromBlock: 17000000, toBlock: 17000099 })
+ * // → { transfers: [{ kind: 'transfer', transfer: { … }, logTimestamp: undefined }, …], skipped: [], removed: [] }
+ */
+export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
+  const asked = new Set(query.contracts.map((c) => c.toLowerCase()));
+  const blocks = query.fromBlock === query.toBlock ? `block ${query.fromBlock}` : `blocks ${query.fromBlock}–${query.toBlock}`;
+  const scope = asked.size === 1 ? `contract ${[...asked][0]}, ${blocks}` : `${asked.size} contracts, ${blocks}`;
+  const summary = `eth_getLogs answered a malformed result for ${scope}`;
+  if (!Array.isArray(result)) throw new BadResponseError(summary, [`${scope}, result: expected an array of logs, got ${show(result)}`]);
+
+  const problems: string[] = [];
+  const answer: LogsAnswer = { transfers: [], skipped: [], removed: [] };
+  // the previous log in chain order (none yet: index -1), and its block's time as a log gave it
+  let lastIndex = -1;
+  let lastBlock = 0;
+  let lastLog = 0;
+  let lastHash = '';
+  let lastTime: number | undefined;
+  for (let i = 0; i < result.length; i++) {
+    const reading = readTransferLog(result[i], problems, i);
+    if (reading === undefined) continue;
+    const place = reading.kind === 'transfer' ? reading.transfer : reading;
+    const contract = reading.kind === 'transfer' ? reading.transfer.contractAddress : reading.contract;
+    const { blockNumber: block, logIndex, blockHash } = place;
+    const where = () => `contract ${contract}, block ${block}, log ${logIndex}, result[${i}]`;
+    if (!asked.has(contract)) problems.push(`${where()}.address: expected a contract asked for, got ${contract}`);
+    if (block < query.fromBlock || block > query.toBlock) {
+      problems.push(`${where()}.blockNumber: expected a block from ${query.fromBlock} to ${query.toBlock} (the queried range), got ${block}`);
+    }
+    if (reading.kind === 'removed') {
+      answer.removed.push(reading);
+      continue;
+    }
+    const time = reading.kind === 'transfer' ? reading.logTimestamp : undefined;
+    if (lastIndex >= 0) {
+      if (block < lastBlock || (block === lastBlock && logIndex <= lastLog)) {
+        problems.push(
+          `${where()}: expected chain order (blockNumber, then logIndex, ascending), got block ${block} log ${logIndex} after block ${lastBlock} log ${lastLog} at result[${lastIndex}]`,
+        );
+      }
+      if (block === lastBlock && blockHash !== lastHash) problems.push(`${where()}.blockHash: expected ${lastHash} as in result[${lastIndex}] of the same block, got ${blockHash}`);
+      if (block === lastBlock && time !== undefined && lastTime !== undefined && time !== lastTime) {
+        problems.push(`${where()}.blockTimestamp: expected ${hexSeconds(lastTime)} as in an earlier log of the same block, got ${hexSeconds(time)}`);
+      }
+    }
+    if (block !== lastBlock) lastTime = undefined;
+    lastTime ??= time;
+    lastIndex = i;
+    lastBlock = block;
+    lastLog = logIndex;
+    lastHash = blockHash;
+    if (reading.kind === 'transfer') answer.transfers.push(reading);
+    else answer.skipped.push(reading);
+  }
+  if (problems.length) throw new BadResponseError(summary, problems);
+  return answer;
+}
+
+/**
+ * A block's time as rows carry it, from its header's `timestamp` (seconds, a hex quantity).
+ *
+ * @example blockTimestampOf('0x6431dbe3') // → '2023-04-08T21:25:55.000Z'
+ */
+export function blockTimestampOf(headerTimestamp: string): string {
+  const seconds = quantity(headerTimestamp);
+  const date = seconds === undefined ? undefined : new Date(seconds * 1000);
+  if (date === undefined || Number.isNaN(date.getTime()))
+    throw new RangeError(`a header timestamp must be a hex quantity of seconds within the dates, got ${show(headerTimestamp)}`);
+  return date.toISOString();
+}
+
+/**
+ * The row: the transfer with its block's time (`blockTimestampOf` its header), fields in dataset order.
+ *
+ * @example withBlockTimestamp(transfer, '2023-04-08T21:26:11.000Z') // → { contractAddress, …, blockTimestamp: '2023-04-08T21:26:11.000Z', … }
+ */
+export function withBlockTimestamp(t: LogTransfer, blockTimestamp: string): TransferRecord {
+  return {
+    contractAddress: t.contractAddress,
+    fromAddress: t.fromAddress,
+    toAddress: t.toAddress,
+    value: t.value,
+    blockHash: t.blockHash,
+    blockNumber: t.blockNumber,
+    blockTimestamp,
+    transactionHash: t.transactionHash,
+    transactionIndex: t.transactionIndex,
+    logIndex: t.logIndex,
+  };
+}
+
+/**
+ * Whether a log's own `blockTimestamp` agrees with its block header's time (ISO, as `blockTimestampOf` gives
+ * it): a problem naming contract, block, log and both times, or undefined (also when the log has none).
+ *
+ * @example logTimestampProblem(log, '2023-04-08T21:25:55.000Z')
+ * // → 'contract 0xa0b8…, block 17000000, log 5, blockTimestamp: expected 0x6431dbe3 (2023-04-08T21:25:55.000Z, the block header's time), got 0x6431dbe4 (2023-04-08T21:25:56.000Z)'
+ */
+export function logTimestampProblem(log: TransferLog, blockTimestamp: string): string | undefined {
+  if (log.logTimestamp === undefined) return undefined;
+  const headerSeconds = Date.parse(blockTimestamp) / 1000;
+  if (log.logTimestamp === headerSeconds) return undefined;
+  const { contractAddress, blockNumber, logIndex } = log.transfer;
+  const header = Number.isInteger(headerSeconds)
+    ? `${hexSeconds(headerSeconds)} (${blockTimestamp}, the block header's time)`
+    : `${show(blockTimestamp)} (the block header's time)`;
+  const own = new Date(log.logTimestamp * 1000);
+  return `contract ${contractAddress}, block ${blockNumber}, log ${logIndex}, blockTimestamp: expected ${header}, got ${hexSeconds(log.logTimestamp)}${Number.isNaN(own.getTime()) ? '' : ` (${own.toISOString()})`}`;
+}
+
+/** Lower-case text when it matches `pattern`. */
+function text(value: unknown, pattern: RegExp): string | undefined {
+  return typeof value === 'string' && pattern.test(value) ? value.toLowerCase() : undefined;
+}
+
+/** A minimal hex quantity up to 2^53−1 as a number. */
+function quantity(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !QUANTITY.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function hexSeconds(seconds: number): string {
+  return `0x${seconds.toString(16)}`;
+}
