@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DEFAULT_LOGS_ERROR_STYLE, LOGS_ERROR_STYLES } from '../devnet/logs-limit-errors.ts';
 import { SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
 import type { DevnetFlags } from './devnet-options.ts';
 
@@ -30,6 +31,10 @@ export function registerDevnet(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--project-id <id>', 'accepted project id (repeatable; default demo)', collect)
     .option('--chain-id <n>', 'chain id answered by eth_chainId', '1')
+    .option('--no-erigon', 'erigon_* methods answer -32601 method not found, as on geth, reth and most providers')
+    .option('--logs-max-range <n>', "most blocks one eth_getLogs may cover, then the error style's refusal (0: no limit)", '0')
+    .option('--logs-max-results <n>', "most logs one eth_getLogs may answer, then the error style's refusal (0: no limit)", '0')
+    .option('--logs-error-style <provider>', `how eth_getLogs over a cap is refused (code, message, hint): ${LOGS_ERROR_STYLES.join(', ')} (default ${DEFAULT_LOGS_ERROR_STYLE})`)
     .option('--latency-ms <a[-b]>', 'fault: delay every request by A ms, or uniformly A to B ms')
     .option('--rate-limit <rps>', 'fault: requests per second per project id, then 429 with Retry-After')
     .option('--rpc-batch-limit <n>', 'most JSON-RPC calls in one batch; larger batches get HTTP 400, -32600 (default 1000; Erigon: 100)')
@@ -37,6 +42,7 @@ export function registerDevnet(program: Command): void {
     .option('--reset-rate <p>', 'fault: probability of a socket destroyed mid-response')
     .option('--truncate-rate <p>', 'fault: probability of a body cut short')
     .option('--header-lag-rate <p>', 'fault: probability that a block hash is not found the first time it is asked for')
+    .option('--logs-hang-rate <p>', 'fault: probability that an eth_getLogs over more than one block is never answered (the socket stays open)')
     .option('--quota <n>', 'getTokenTransfers requests per project id before 403 plan capacity exceeded')
     .option('--page-key-ttl <seconds>', 'how long a nextPageKey stays valid', '86400')
     .option('--fault-seed <n>', 'seed of fault decisions and reorg forks (default: --seed)')

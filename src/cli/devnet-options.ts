@@ -3,6 +3,7 @@ import { ConfigError } from '../common/errors.ts';
 import { formatIssues } from '../common/zod-problems.ts';
 import { AMOUNTS_PROFILES, type AmountsProfile, type SyntheticOptions } from '../devnet/synthetic.ts';
 import type { FaultOptions } from '../devnet/faults.ts';
+import { DEFAULT_LOGS_ERROR_STYLE, LOGS_ERROR_STYLES, type LogsLimits } from '../devnet/logs-limit-errors.ts';
 import type { DevnetServerOptions } from '../devnet/server.ts';
 
 /** The flags of `erc20-etl devnet` as commander hands them over: text, or repeated text. */
@@ -62,6 +63,11 @@ const schema = z.object({
   quota: int(0).optional(),
   pageKeyTtl: int(1).default(86_400),
   faultSeed: int(0).optional(),
+  erigon: z.boolean().default(true),
+  logsMaxRange: int(0).default(0),
+  logsMaxResults: int(0).default(0),
+  logsErrorStyle: z.enum(LOGS_ERROR_STYLES, { error: `expected ${LOGS_ERROR_STYLES.join(', ')}` }).optional(),
+  logsHangRate: rate.optional(),
 });
 
 export interface DevnetOptions extends DevnetServerOptions {
@@ -95,7 +101,16 @@ export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: Synthe
     ...(o.resetRate !== undefined && { resetRate: o.resetRate }),
     ...(o.truncateRate !== undefined && { truncateRate: o.truncateRate }),
     ...(o.headerLagRate !== undefined && { headerLagRate: o.headerLagRate }),
+    ...(o.logsHangRate !== undefined && { logsHangRate: o.logsHangRate }),
   };
+  const logsLimits: LogsLimits | undefined =
+    o.logsMaxRange || o.logsMaxResults
+      ? {
+          ...(o.logsMaxRange > 0 && { maxRange: o.logsMaxRange }),
+          ...(o.logsMaxResults > 0 && { maxResults: o.logsMaxResults }),
+          style: o.logsErrorStyle ?? DEFAULT_LOGS_ERROR_STYLE,
+        }
+      : undefined;
   return Object.freeze({
     ...(o.dataset !== undefined && { dataset: o.dataset }),
     synthetic: {
@@ -115,6 +130,8 @@ export function parseDevnetOptions(flags: DevnetFlags, syntheticDefaults: Synthe
     ...(o.rpcBatchLimit !== undefined && { rpcBatchLimit: o.rpcBatchLimit }),
     ...(o.quota !== undefined && { quota: o.quota }),
     pageKeyTtlSeconds: o.pageKeyTtl,
+    erigon: o.erigon,
+    ...(logsLimits && { logsLimits }),
     faultSeed: o.faultSeed ?? o.seed,
   });
 }

@@ -1,8 +1,9 @@
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
-import { readDataset } from '../dataset/read.ts';
 import { createChainStore } from '../devnet/chain-store.ts';
+import { syntheticForeignLogs } from '../devnet/foreign-logs.ts';
 import { createRng, deriveSeed } from '../devnet/rng.ts';
+import { readServedDataset } from '../devnet/served-dataset.ts';
 import { createDevnet } from '../devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
 import { parseDevnetOptions, type DevnetFlags } from './devnet-options.ts';
@@ -20,8 +21,10 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
   const options = parseDevnetOptions(flags, SYNTHETIC_DEFAULTS);
   const logger = createLogger({ name: 'devnet' });
   const started = performance.now();
-  const dataset = options.dataset ? await readDataset(options.dataset) : generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
-  const chain = createChainStore(dataset);
+  const dataset = options.dataset ? await readServedDataset(options.dataset) : generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
+  // the synthetic chain also holds logs that are not ERC-20 transfers (ERC-721 and older shapes), for eth_getLogs only
+  const foreign = options.dataset ? [] : syntheticForeignLogs(options.synthetic);
+  const chain = createChainStore(dataset, foreign);
   const devnet = createDevnet({
     config: {
       host: options.host,
@@ -33,6 +36,8 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
       ...(options.rpcBatchLimit !== undefined && { rpcBatchLimit: options.rpcBatchLimit }),
       quota: options.quota,
       pageKeyTtlSeconds: options.pageKeyTtlSeconds,
+      erigon: options.erigon,
+      logsLimits: options.logsLimits,
       seed: options.faultSeed,
     },
     logger,
@@ -54,7 +59,7 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
   const source = options.dataset ? `dataset ${options.dataset}` : `synthetic chain (seed ${options.synthetic.seed}${options.amounts === 'realistic' ? ', realistic amounts' : ''})`;
   process.stdout.write(
     `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
-      `head ${chain.head()}\n` +
+      `${foreign.length ? `${foreign.length} other Transfer-topic logs (ERC-721 and older shapes), ` : ''}head ${chain.head()}\n` +
       `erc20-etl devnet: listening on ${origin} — base URL ${origin}/<project-id> ` +
       `(${options.projectIds.length} project id(s) accepted), ready in ${Math.round(performance.now() - started)} ms\n`,
   );

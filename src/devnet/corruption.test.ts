@@ -202,4 +202,16 @@ describe('createCorruptor', () => {
     expect(counted).toEqual(['corrupt:header-wrong-number']);
     expect(corruptor.snapshot().armed).toBeNull();
   });
+
+  it('damages eth_getBlockByHash results too: a node source reads headers that way', () => {
+    const { corruptor } = setup();
+    const [a] = dataset.headers;
+    const request = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_getBlockByHash', params: [a!.hash, false] });
+    const answer = { jsonrpc: '2.0', id: 7, result: { ...a, transactions: [], uncles: [] } };
+    corruptor.arm({ kind: 'header-bad-hash', times: 1 });
+    const out = corruptor.rpcAnswer(request, answer) as { result: Record<string, unknown> };
+    expect(out.result.gasUsed).toBe(`0x${(BigInt(a!.gasUsed!) + 1n).toString(16)}`);
+    expect(out.result.hash).toBe(a!.hash);
+    expect(out.result.transactions).toEqual([]);
+  });
 });

@@ -126,7 +126,10 @@ export function createCorruptor({ chain, stats, pageKeySecret }: CorruptorDeps) 
 
 export type Corruptor = ReturnType<typeof createCorruptor>;
 
-/** The ids of the `erigon_getHeaderByHash` calls of a JSON-RPC body, single or batch. */
+/** Methods whose answer is the header of a block by hash: what an exporter verifies, so what header kinds damage. */
+const HEADER_BY_HASH: ReadonlySet<unknown> = new Set(['erigon_getHeaderByHash', 'eth_getBlockByHash']);
+
+/** The ids of the header-by-hash calls (`erigon_getHeaderByHash`, `eth_getBlockByHash`) of a JSON-RPC body, single or batch. */
 function headerCallIds(text: string): Set<unknown> {
   let parsed: unknown;
   try {
@@ -135,5 +138,5 @@ function headerCallIds(text: string): Set<unknown> {
     return new Set();
   }
   const calls = (Array.isArray(parsed) ? parsed : [parsed]) as ({ method?: unknown; id?: unknown } | null)[];
-  return new Set(calls.filter((c) => c?.method === 'erigon_getHeaderByHash').map((c) => c!.id ?? null));
+  return new Set(calls.filter((c) => HEADER_BY_HASH.has(c?.method)).map((c) => c!.id ?? null));
 }

@@ -10,6 +10,8 @@ export interface FaultOptions {
   truncateRate?: number;
   /** Probability that a block hash is "not found" the first time it is asked for. */
   headerLagRate?: number;
+  /** Probability that an `eth_getLogs` call over more than one block is never answered (the node hangs). */
+  logsHangRate?: number;
 }
 
 const FAIL_STATUSES = [500, 502, 503] as const;
@@ -32,6 +34,10 @@ export function createFaults(options: FaultOptions, random: () => number) {
       if (hit(options.resetRate)) return 'reset';
       if (hit(options.truncateRate)) return 'truncated';
       return undefined;
+    },
+    /** `true` when this `eth_getLogs` call over more than one block must hang: no answer, the socket left open. */
+    logsHang(): boolean {
+      return hit(options.logsHangRate);
     },
     /** `true` when this lookup of `hash` must answer "not found" (only ever its first lookup). */
     headerLags(hash: string): boolean {

@@ -1,5 +1,6 @@
+import { RpcHang } from './node-methods.ts';
 import { RPC_ERRORS, RpcFailure, rpcErrorBody, type RpcId } from './rpc-errors.ts';
-import { RPC_METHODS, type RpcMethodContext } from './rpc-methods.ts';
+import { rpcMethod, type RpcMethodContext } from './rpc-methods.ts';
 
 /** The most calls a batch may hold unless the server is told otherwise: geth's default (Erigon's is 100). */
 const MAX_BATCH = 1000;
@@ -8,17 +9,21 @@ export interface RpcOutcome {
   status: number;
   /** `undefined` when nothing is answered (a notification). */
   body: unknown;
+  /** `true` when the request must never be answered: a call in it hangs (`--logs-hang-rate`). */
+  hang?: boolean;
 }
 
 export interface RpcObserver {
   call(method: string): void;
-  error(code: number): void;
+  /** A JSON-RPC error code, or `hang` for a call left unanswered. */
+  error(code: number | 'hang'): void;
 }
 
 /**
  * Answers one JSON-RPC 2.0 HTTP body, single or batch. A single request gets the HTTP status of its
  * error (chain-api.md §2); a batch is answered 200 with one member per request that has an id. A batch of
- * more than `maxBatch` calls is refused as a whole: HTTP 400, one error -32600.
+ * more than `maxBatch` calls is refused as a whole: HTTP 400, one error -32600. A batch holding a call that
+ * hangs hangs as a whole, as a node answers a batch only when every call in it is done.
  */
 export function handleRpcBody(text: string, ctx: RpcMethodContext, observe: RpcObserver, maxBatch = MAX_BATCH): RpcOutcome {
   let parsed: unknown;
@@ -34,8 +39,9 @@ export function handleRpcBody(text: string, ctx: RpcMethodContext, observe: RpcO
       observe.error(RPC_ERRORS.invalidRequest.code);
       return { status: RPC_ERRORS.invalidRequest.status, body: rpcErrorBody(null, RPC_ERRORS.invalidRequest.code, problem) };
     }
-    const answers = parsed.map((member) => answer(member, ctx, observe)).filter((a) => a.body !== undefined);
-    return { status: 200, body: answers.map((a) => a.body) };
+    const answers = parsed.map((member) => answer(member, ctx, observe));
+    if (answers.some((a) => a.hang)) return { status: 0, body: undefined, hang: true };
+    return { status: 200, body: answers.filter((a) => a.body !== undefined).map((a) => a.body) };
   }
   return answer(parsed, ctx, observe);
 }
@@ -53,21 +59,22 @@ function answer(request: unknown, ctx: RpcMethodContext, observe: RpcObserver): 
   const isNotification = !('id' in r);
   observe.call(r.method);
   try {
-    const method = RPC_METHODS[r.method];
-    if (!Object.hasOwn(RPC_METHODS, r.method) || !method) {
-      throw new RpcFailure('methodNotFound', `the method ${r.method} does not exist/is not available`);
-    }
+    const method = rpcMethod(r.method, ctx);
     if (r.params !== undefined && r.params !== null && !Array.isArray(r.params)) {
       throw new RpcFailure('invalidParams', 'non-array args');
     }
     const result = method((r.params as unknown[] | undefined) ?? [], ctx);
     return { status: 200, body: isNotification ? undefined : { jsonrpc: '2.0', id, result } };
   } catch (err) {
+    if (err instanceof RpcHang) {
+      observe.error('hang');
+      return { status: 0, body: undefined, hang: true };
+    }
     if (!(err instanceof RpcFailure)) throw err;
     observe.error(err.code);
     return {
       status: RPC_ERRORS[err.kind].status,
-      body: isNotification ? undefined : rpcErrorBody(id, err.code, err.message),
+      body: isNotification ? undefined : rpcErrorBody(id, err.code, err.message, err.data),
     };
   }
 }

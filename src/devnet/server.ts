@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { ChainStore } from './chain-store.ts';
 import { createFaults, type FaultOptions } from './faults.ts';
+import type { LogsLimits } from './logs-limit-errors.ts';
 import { readBody, sendJson, type Cut } from './http-io.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { RPC_ERRORS, rpcErrorBody } from './rpc-errors.ts';
@@ -29,6 +30,10 @@ export interface DevnetServerOptions {
   /** getTokenTransfers requests a project may make before its plan capacity is exceeded (403); unset = unlimited. */
   quota?: number;
   pageKeyTtlSeconds: number;
+  /** `false`: the `erigon_*` methods answer -32601, as geth, reth and most providers do (`--no-erigon`). Default true. */
+  erigon?: boolean;
+  /** `eth_getLogs` caps and the provider whose refusals to imitate; unset: no caps. */
+  logsLimits?: LogsLimits;
 }
 
 export interface DevnetConfig extends DevnetServerOptions {
@@ -116,20 +121,30 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
     if (body === undefined) return fail(413, 'invalid_params', 'invalidRequest', 'request body too large');
 
     const cut: Cut = faults.cut();
-    if (cut) stats.countError(cut);
     if (isRpc) {
       const outcome = handleRpcBody(
         body,
-        { chain, chainId: config.chainId, headerLags: (hash) => faults.headerLags(hash) },
+        {
+          chain,
+          chainId: config.chainId,
+          headerLags: (hash) => faults.headerLags(hash),
+          erigon: config.erigon,
+          logsLimits: config.logsLimits,
+          logsHang: () => faults.logsHang(),
+        },
         { call: stats.countRpcCall, error: stats.countError },
         config.rpcBatchLimit,
       );
+      // a hanging call is never answered: the connection stays open until the client gives up or the server closes
+      if (outcome.hang) return;
+      if (cut) stats.countError(cut);
       if (outcome.body === undefined) {
         res.writeHead(200).end();
         return;
       }
       return sendJson(res, outcome.status, corruptor.rpcAnswer(body, outcome.body), {}, cut);
     }
+    if (cut) stats.countError(cut);
     const outcome = handleTransfers(url.searchParams, chain, {
       now: clock.now(),
       pageKeySecret,

@@ -25,6 +25,8 @@ export function createBuilderSource(clients: { http: HttpClient; transfers: Tran
     async tokenMetadata(contract) {
       return tokens.get(contract) ?? (await fetchPage({ contract, fromBlock: 0, toBlock: Number.MAX_SAFE_INTEGER, pageSize: 1 })).token;
     },
+    // the builder API answers ERC-20 transfers only
+    skippedLogs: () => new Map(),
     counters: clients.counters,
     close: () => http.close(),
   };

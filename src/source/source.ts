@@ -12,6 +12,11 @@ export interface PageQuery {
   pageKey?: string | undefined;
 }
 
+export interface SkippedLogCounts {
+  erc721: number;
+  other: number;
+}
+
 /**
  * Where a run reads the chain: what the pipeline needs of an endpoint, whatever speaks to it (the builder
  * API today). One source serves one run or one queued task, and counts its own requests.
@@ -27,6 +32,8 @@ export interface Source {
   chainHead(contracts: readonly string[]): Promise<{ head: number; from: string }>;
   /** A token's name, symbol and decimals; fields the endpoint does not know are null. */
   tokenMetadata(contract: string): Promise<TokenMetadata>;
+  /** Logs with the Transfer topic that are not ERC-20 transfers (ERC-721: 4 topics; other shapes), per contract: counted, never stored. */
+  skippedLogs(): ReadonlyMap<string, SkippedLogCounts>;
   /** Requests, retries and rate limits so far. */
   readonly counters: SourceCounters;
   /** Ends the source's connections. */

@@ -5,6 +5,7 @@ import { FIXTURE_DIR } from './fixtures.ts';
 import { systemClock, type Clock } from '../../src/common/clock.ts';
 import type { Dataset } from '../../src/dataset/types.ts';
 import { createChainStore, type ChainStore } from '../../src/devnet/chain-store.ts';
+import type { ForeignLog } from '../../src/devnet/foreign-logs.ts';
 import { createRng } from '../../src/devnet/rng.ts';
 import { createDevnet, type DevnetConfig } from '../../src/devnet/server.ts';
 import type { DevnetStats } from '../../src/devnet/stats.ts';
@@ -20,9 +21,17 @@ export interface RunningDevnet {
   close(): Promise<void>;
 }
 
-/** Starts the reference server in this process on a free port; tests talk to it over HTTP. */
-export async function startDevnet(dataset: Dataset, config: Partial<DevnetConfig> = {}, clock: Clock = systemClock): Promise<RunningDevnet> {
-  const chain = createChainStore(dataset);
+/**
+ * Starts the reference server in this process on a free port; tests talk to it over HTTP. `foreignLogs`
+ * (logs that are not transfer rows, as the synthetic chain has: `syntheticForeignLogs`) reach eth_getLogs only.
+ */
+export async function startDevnet(
+  dataset: Dataset,
+  config: Partial<DevnetConfig> = {},
+  clock: Clock = systemClock,
+  foreignLogs: readonly ForeignLog[] = [],
+): Promise<RunningDevnet> {
+  const chain = createChainStore(dataset, foreignLogs);
   const rng = createRng(config.seed ?? 7);
   const devnet = createDevnet({
     config: {
