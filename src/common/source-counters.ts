@@ -14,13 +14,17 @@ export interface SourceCounters {
   retries: number;
   /** Answers with HTTP 429. */
   rateLimited: number;
+  /** `eth_getLogs` calls sent (a node source). Optional, like `logsRefused`, so counters written out by older code stay valid. */
+  logsCalls?: number;
+  /** `eth_getLogs` calls refused as too large, or unanswered in time (`--rpc-timeout`), and asked again over fewer blocks. */
+  logsRefused?: number;
   /** Failed attempts, keyed by HTTP status (`"503"`) or `timeout`, `reset`, `refused`, `dns`, `network`, `tls`, `bad-body`, `too-large`. */
   errors: Record<string, number>;
 }
 
 /** @example const counters = createSourceCounters(); counters.retries // → 0 */
 export function createSourceCounters(): SourceCounters {
-  return { transferRequests: 0, rpcPosts: 0, headerCalls: 0, retries: 0, rateLimited: 0, errors: {} };
+  return { transferRequests: 0, rpcPosts: 0, headerCalls: 0, retries: 0, rateLimited: 0, logsCalls: 0, logsRefused: 0, errors: {} };
 }
 
 /** Adds one to `errors[key]`. */

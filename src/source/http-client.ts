@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
-import { EtlError } from '../common/errors.ts';
+import { EtlError, FatalError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
 import { countError, type SourceCounters } from '../common/source-counters.ts';
@@ -49,11 +49,31 @@ export interface HttpClientDeps {
   limiter?: RateLimiter;
 }
 
+/** Options of one call, for callers that answer a slow call otherwise than by waiting and retrying. */
+export interface CallOptions {
+  /**
+   * This call's deadline per attempt, in place of `config.timeoutMs`. An attempt that reaches it is not retried:
+   * the call rejects at once with a `CallTimeoutError` (an `eth_getLogs` that does not answer in time is asked
+   * again over fewer blocks, not repeated).
+   */
+  timeoutMs?: number;
+}
+
+/** An attempt of a call with its own deadline (`CallOptions.timeoutMs`) got no complete answer in time. Not retried by the client. */
+export class CallTimeoutError extends FatalError {
+  constructor(
+    request: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${request}: no complete answer within ${timeoutMs} ms`);
+  }
+}
+
 export interface HttpClient {
   /** GETs `{base}{pathAndQuery}` and answers its JSON. */
   getJson(pathAndQuery: string, context?: ErrorContext): Promise<unknown>;
   /** POSTs `body` as JSON to the base URL itself (JSON-RPC) and answers the JSON. */
-  postJson(body: unknown, context?: ErrorContext): Promise<unknown>;
+  postJson(body: unknown, context?: ErrorContext, options?: CallOptions): Promise<unknown>;
   /** The counters this client adds to (the same object as `deps.counters`). */
   readonly counters: SourceCounters;
   close(): Promise<void>;
@@ -102,12 +122,13 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
   });
   const limiter = deps.limiter ?? createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
 
-  async function attempt(target: RequestTarget, body: string | undefined): Promise<unknown> {
+  async function attempt(target: RequestTarget, body: string | undefined, options: CallOptions = {}): Promise<unknown> {
     await limiter.acquire();
     if (target.method === 'GET') counters.transferRequests++;
     else counters.rpcPosts++;
+    const timeoutMs = options.timeoutMs ?? config.timeoutMs;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${config.timeoutMs} ms`)), config.timeoutMs);
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     try {
       const res = await pool.request({
         path: `${basePath}${target.pathAndQuery}`,
@@ -115,11 +136,17 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
         headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
         body,
         signal: controller.signal,
+        ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
       const text = await readCapped(res.body, res.headers['content-length'], target);
       return interpret(target, res.statusCode, res.headers, text);
     } catch (err) {
-      throw classify(err, target, controller.signal.aborted);
+      const failure = classify(err, target, controller.signal.aborted, timeoutMs);
+      // a call with its own deadline is answered by the caller, not retried here
+      if (options.timeoutMs !== undefined && failure instanceof TransportError && failure.failure === 'timeout') {
+        throw new CallTimeoutError(describeTarget(target), timeoutMs);
+      }
+      throw failure;
     } finally {
       clearTimeout(timer);
     }
@@ -176,11 +203,11 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
   }
 
   /** Maps what undici or the socket threw to the source errors; errors of ours pass unchanged. */
-  function classify(err: unknown, target: RequestTarget, timedOut: boolean): unknown {
+  function classify(err: unknown, target: RequestTarget, timedOut: boolean, timeoutMs: number): unknown {
     if (err instanceof EtlError) return err;
     if (timedOut) {
       countError(counters, 'timeout');
-      return new TransportError(target, 'timeout', `no complete answer within ${config.timeoutMs} ms`);
+      return new TransportError(target, 'timeout', `no complete answer within ${timeoutMs} ms`);
     }
     const code = errorCode(err);
     if (code === undefined) return err;
@@ -194,13 +221,13 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     const failure = TRANSPORT_CODES[code] ?? (/^E[A-Z0-9]+$/.test(code) ? 'network' : undefined);
     if (failure === undefined) return err;
     countError(counters, failure);
-    return new TransportError(target, failure, failure === 'timeout' ? `no complete answer within ${config.timeoutMs} ms (${code})` : detail, {
+    return new TransportError(target, failure, failure === 'timeout' ? `no complete answer within ${timeoutMs} ms (${code})` : detail, {
       cause: err,
     });
   }
 
-  async function send(target: RequestTarget, body: string | undefined): Promise<unknown> {
-    return withRetry(() => attempt(target, body), {
+  async function send(target: RequestTarget, body: string | undefined, options?: CallOptions): Promise<unknown> {
+    return withRetry(() => attempt(target, body, options), {
       retries: config.retries,
       minDelayMs: config.retryMinDelayMs ?? 250,
       maxDelayMs: config.retryMaxDelayMs ?? 10_000,
@@ -224,8 +251,8 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       const path = pathAndQuery.startsWith('/') ? pathAndQuery : `/${pathAndQuery}`;
       return send({ endpoint, method: 'GET', pathAndQuery: path, context }, undefined);
     },
-    postJson(body, context) {
-      return send({ endpoint, method: 'POST', pathAndQuery: '', context }, JSON.stringify(body));
+    postJson(body, context, options) {
+      return send({ endpoint, method: 'POST', pathAndQuery: '', context }, JSON.stringify(body), options);
     },
     counters,
     close: () => pool.close(),

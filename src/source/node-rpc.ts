@@ -1,0 +1,129 @@
+import { FatalError, RetryableError } from '../common/errors.ts';
+import { show } from '../dataset/validate.ts';
+import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
+import { BadResponseError, describeContext, HttpStatusError, type ErrorContext } from './errors.ts';
+import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
+import { parseLogsRefusal, timeoutRefusal, type LogsRefusal } from './provider-errors.ts';
+
+/**
+ * The single JSON-RPC calls of the node source (node-source.md, "Methods"): the chain id, the head, and one
+ * `eth_getLogs` of a contract's Transfer logs, answered as logs or as a refusal for size. Every request goes
+ * through the HTTP client, which retries 429, 5xx and network failures.
+ */
+
+/** JSON-RPC codes with a meaning here. */
+export const RPC_CODES = {
+  methodNotFound: -32601,
+  invalidRequest: -32600,
+  invalidParams: -32602,
+} as const;
+
+export interface RpcErrorBody {
+  code: unknown;
+  message: unknown;
+  data?: unknown;
+}
+
+export type RpcOutcome = { result: unknown } | { error: RpcErrorBody };
+
+/**
+ * One JSON-RPC call: its result, or the JSON-RPC error it was answered with, whether in a 200 answer or in an
+ * HTTP 4xx carrying a JSON-RPC code (nodes answer -32601 and -32602 so). 401, 403, 408, 429, 5xx and transport
+ * failures are thrown, as the HTTP client raises them.
+ *
+ * @example await rpcCall(http, 'eth_chainId', []) // → { result: '0x1' }
+ */
+export async function rpcCall(http: HttpClient, method: string, params: unknown[], context?: ErrorContext, options?: CallOptions): Promise<RpcOutcome> {
+  let answer: unknown;
+  try {
+    answer = await http.postJson({ jsonrpc: '2.0', id: 1, method, params }, context, options);
+  } catch (err) {
+    if (err instanceof HttpStatusError && typeof err.apiCode === 'number' && err.status >= 400 && err.status < 500 && ![401, 403, 408, 429].includes(err.status)) {
+      return { error: { code: err.apiCode, message: err.apiMessage } };
+    }
+    throw err;
+  }
+  const a = (answer ?? {}) as { result?: unknown; error?: unknown };
+  if (a.error !== undefined && a.error !== null) {
+    const e = (typeof a.error === 'object' ? a.error : { message: a.error }) as { code?: unknown; message?: unknown; data?: unknown };
+    return { error: { code: e.code, message: e.message, data: e.data } };
+  }
+  if (!('result' in a) || Array.isArray(answer))
+    throw new BadResponseError(`${method} answered no result`, [`body: expected a JSON-RPC answer with a result or an error, got ${show(answer)}`]);
+  return { result: a.result };
+}
+
+/** A hex quantity up to 2^53−1, or undefined. */
+export function readQuantity(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^0x(?:0|[1-9a-fA-F][0-9a-fA-F]{0,13})$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A call answered with an error that is not about its size: a bad request repeats, anything else (a lagging or failing node) may pass. */
+export function rpcFailure(what: string, error: RpcErrorBody): FatalError | RetryableError {
+  const text = `${what} failed: JSON-RPC error ${show(error.code)} ${show(error.message)}`;
+  const fatal = error.code === RPC_CODES.methodNotFound || error.code === RPC_CODES.invalidRequest || error.code === RPC_CODES.invalidParams;
+  return fatal ? new FatalError(`${text}: the node does not take this request`) : new RetryableError(`${text}: the node may answer it later`);
+}
+
+/** The newest block number (`eth_blockNumber`). */
+export async function blockNumber(http: HttpClient): Promise<number> {
+  const outcome = await rpcCall(http, 'eth_blockNumber', []);
+  if ('error' in outcome) throw rpcFailure('eth_blockNumber', outcome.error);
+  const head = readQuantity(outcome.result);
+  if (head === undefined) throw new BadResponseError('eth_blockNumber answered a malformed result', [`result: expected a 0x hex block number, got ${show(outcome.result)}`]);
+  return head;
+}
+
+/** The chain id (`eth_chainId`): a number, or a bigint when larger than 2^53−1. */
+export async function chainId(http: HttpClient): Promise<bigint | number> {
+  const outcome = await rpcCall(http, 'eth_chainId', []);
+  if ('error' in outcome) throw rpcFailure('eth_chainId', outcome.error);
+  if (typeof outcome.result !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(outcome.result)) {
+    throw new BadResponseError('eth_chainId answered a malformed result', [`result: expected a 0x hex chain id, got ${show(outcome.result)}`]);
+  }
+  const id = BigInt(outcome.result);
+  return id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : id;
+}
+
+/** The blocks and contract of one `eth_getLogs` call, inclusive. */
+export interface LogsCall {
+  contract: string;
+  fromBlock: number;
+  toBlock: number;
+}
+
+export type LogsOutcome = { logs: unknown } | { refusal: LogsRefusal };
+
+/**
+ * One `eth_getLogs` of a contract's Transfer logs over `call`'s blocks, with `timeoutMs` to answer: the logs (the
+ * raw result, for `readLogsAnswer`), or a refusal for size (one of the providers' messages, or no answer in
+ * time). Any other JSON-RPC error is thrown (`rpcFailure`). Counts the call, and the refusal.
+ *
+ * @example await getTransferLogs(http, { contract: '0xa0b8…', fromBlock: 17000000, toBlock: 17001999 }, 30_000) // → { refusal: { code: -32005, maxResults: 10000, … } }
+ */
+export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutMs: number): Promise<LogsOutcome> {
+  const filter = { address: [call.contract], topics: [TRANSFER_TOPIC], fromBlock: hex(call.fromBlock), toBlock: hex(call.toBlock) };
+  const counters = http.counters;
+  counters.logsCalls = (counters.logsCalls ?? 0) + 1;
+  let outcome: RpcOutcome | undefined;
+  let refusal: LogsRefusal | undefined;
+  try {
+    outcome = await rpcCall(http, 'eth_getLogs', [filter], call, { timeoutMs });
+  } catch (err) {
+    if (!(err instanceof CallTimeoutError)) throw err;
+    refusal = timeoutRefusal(timeoutMs);
+  }
+  if (outcome !== undefined && 'result' in outcome) return { logs: outcome.result };
+  if (outcome !== undefined) {
+    refusal = parseLogsRefusal(outcome.error);
+    if (refusal === undefined) throw rpcFailure(`eth_getLogs (${describeContext(call)})`, outcome.error);
+  }
+  counters.logsRefused = (counters.logsRefused ?? 0) + 1;
+  return { refusal: refusal! };
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16)}`;
+}

@@ -1,0 +1,457 @@
+import { hexToBytes } from '@noble/hashes/utils.js';
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../common/clock.ts';
+import { isRetryable } from '../common/errors.ts';
+import { createSourceCounters } from '../common/source-counters.ts';
+import type { TransferRecord } from '../dataset/types.ts';
+import { computeHeaderHash } from '../eth/header-hash.ts';
+import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
+import { BadResponseError, HttpStatusError, PageKeyRejectedError } from './errors.ts';
+import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
+import { createNodeSource, type NodeSource, type NodeSourceDeps } from './node-source.ts';
+import type { PageQuery } from './source.ts';
+import { decodeDecimalsResult, decodeTextResult } from './token-metadata.ts';
+
+const USDC = `0x${'a0'.repeat(20)}`;
+const DAI = `0x${'6b'.repeat(20)}`;
+const NFT = `0x${'77'.repeat(20)}`;
+const word = (n: number | bigint) => n.toString(16).padStart(64, '0');
+const topic = (address: string) => `0x${'00'.repeat(12)}${address.slice(2)}`;
+const holder = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
+const quantity = (n: number) => `0x${n.toString(16)}`;
+const TIME_BASE = 1_700_000_000;
+const instant: Clock = { now: () => Date.now(), sleep: async () => undefined };
+
+interface RawLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string;
+  blockHash: string;
+  transactionHash: string;
+  transactionIndex: string;
+  logIndex: string;
+  removed: boolean;
+  blockTimestamp?: string;
+}
+
+/** A chain of blocks first…last, with `perBlock(n)` Transfer logs of the listed contracts in block n, each block's bloom true to its logs (but `leaveOut`). */
+function buildChain(first: number, last: number, perBlock: (n: number) => { address: string; shape?: 'erc721' }[], leaveOut?: (log: RawLog) => boolean) {
+  const headers = new Map<string, Record<string, string | null>>();
+  const logs: RawLog[] = [];
+  const bits = createBloomBitsCache();
+  for (let n = first; n <= last; n++) {
+    const bloom = new Uint8Array(256);
+    const set = (b: readonly number[]) => {
+      for (const bit of b) bloom[255 - (bit >> 3)]! |= 1 << (bit & 7);
+    };
+    const own: RawLog[] = perBlock(n).map((l, i) => ({
+      address: l.address,
+      topics: [TRANSFER_TOPIC, topic(holder(n + i)), topic(holder(n + i + 1)), ...(l.shape === 'erc721' ? [`0x${word(i)}`] : [])],
+      data: l.shape === 'erc721' ? '0x' : `0x${word(1000n * BigInt(n) + BigInt(i))}`,
+      blockNumber: quantity(n),
+      blockHash: '',
+      transactionHash: `0x${word(n * 1000 + i)}`,
+      transactionIndex: quantity(i),
+      logIndex: quantity(i),
+      removed: false,
+    }));
+    for (const log of own) {
+      if (leaveOut?.(log)) continue;
+      set(bits('address', log.address));
+      set(bloomBits(hexToBytes(TRANSFER_TOPIC.slice(2))));
+      set(bits('topic', `0x${log.topics[1]!.slice(26)}`));
+      set(bits('topic', `0x${log.topics[2]!.slice(26)}`));
+    }
+    const header: Record<string, string | null> = {
+      parentHash: `0x${word(n - 1)}`,
+      sha3Uncles: '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347',
+      miner: `0x${'00'.repeat(20)}`,
+      stateRoot: `0x${'11'.repeat(32)}`,
+      transactionsRoot: `0x${'22'.repeat(32)}`,
+      receiptsRoot: `0x${'33'.repeat(32)}`,
+      logsBloom: `0x${Buffer.from(bloom).toString('hex')}`,
+      difficulty: '0x1',
+      number: quantity(n),
+      gasLimit: '0x1c9c380',
+      gasUsed: '0x0',
+      timestamp: quantity(TIME_BASE + 12 * n),
+      extraData: '0x',
+      mixHash: `0x${'44'.repeat(32)}`,
+      nonce: '0x0000000000000000',
+      baseFeePerGas: null,
+      withdrawalsRoot: null,
+      blobGasUsed: null,
+      excessBlobGas: null,
+      parentBeaconBlockRoot: null,
+      requestsHash: null,
+      blockAccessListHash: null,
+    };
+    const hash = computeHeaderHash(header);
+    headers.set(hash, { ...header, hash });
+    for (const log of own) logs.push({ ...log, blockHash: hash });
+  }
+  return { headers, logs };
+}
+
+type Chain = ReturnType<typeof buildChain>;
+
+/** What the node does besides answering: caps, a missing erigon namespace, a batch limit, its own answers for some calls. */
+interface NodeBehaviour {
+  /** Most logs an eth_getLogs answer may hold: over it, Infura's refusal with its suggested range. */
+  maxResults?: number;
+  /** eth_getLogs over more blocks than this gets no answer in time. */
+  hangsOver?: number;
+  erigon?: boolean;
+  batchLimit?: number;
+  /** Overrides the answer of a call: undefined answers as the chain does. */
+  answer?: (method: string, params: unknown[], calls: number) => unknown;
+}
+
+interface Call {
+  method: string;
+  params: unknown[];
+  options?: CallOptions | undefined;
+}
+
+/** An HttpClient whose postJson is a JSON-RPC node serving `chain`. */
+function fakeNode(chain: Chain, behaviour: NodeBehaviour = {}) {
+  const counters = createSourceCounters();
+  const calls: Call[] = [];
+  const answerOne = (call: { id: number; method: string; params: unknown[] }, options?: CallOptions) => {
+    calls.push({ method: call.method, params: call.params, options });
+    const same = calls.filter((c) => c.method === call.method).length;
+    const given = behaviour.answer?.(call.method, call.params, same);
+    if (given !== undefined) return { jsonrpc: '2.0', id: call.id, ...(given as object) };
+    const ok = (result: unknown) => ({ jsonrpc: '2.0', id: call.id, result });
+    const error = (code: number, message: string) => ({ jsonrpc: '2.0', id: call.id, error: { code, message } });
+    switch (call.method) {
+      case 'eth_getLogs': {
+        const filter = call.params[0] as { address: string[]; fromBlock: string; toBlock: string };
+        const [from, to] = [Number(filter.fromBlock), Number(filter.toBlock)];
+        if (behaviour.hangsOver !== undefined && to - from + 1 > behaviour.hangsOver) throw new CallTimeoutError('POST node', options?.timeoutMs ?? -1);
+        const found = chain.logs.filter((l) => filter.address.includes(l.address) && Number(l.blockNumber) >= from && Number(l.blockNumber) <= to);
+        if (behaviour.maxResults !== undefined && found.length > behaviour.maxResults) {
+          const fits = found[behaviour.maxResults]!;
+          const end = Math.max(from, Number(fits.blockNumber) - 1);
+          return error(-32005, `query returned more than ${behaviour.maxResults} results. Try with this block range [${quantity(from)}, ${quantity(end)}].`);
+        }
+        return ok(found);
+      }
+      case 'erigon_getHeaderByHash':
+        if (behaviour.erigon === false) return error(-32601, 'the method erigon_getHeaderByHash does not exist/is not available');
+        return chain.headers.has(call.params[0] as string) ? ok(chain.headers.get(call.params[0] as string)) : error(-32000, 'header not found');
+      case 'eth_getBlockByHash': {
+        const header = chain.headers.get(call.params[0] as string);
+        return ok(header ? { ...header, transactions: [`0x${'dd'.repeat(32)}`], uncles: [], size: '0x220' } : null);
+      }
+      case 'eth_blockNumber':
+        return ok(quantity(Math.max(...[...chain.headers.values()].map((h) => Number(h.number)))));
+      case 'eth_chainId':
+        return ok('0x7a69');
+      default:
+        return error(-32601, `the method ${call.method} does not exist/is not available`);
+    }
+  };
+  const http: HttpClient = {
+    counters,
+    async getJson() {
+      throw new Error('a node source never GETs');
+    },
+    async postJson(body, _context, options) {
+      counters.rpcPosts++;
+      if (!Array.isArray(body)) return answerOne(body as never, options);
+      if (behaviour.batchLimit !== undefined && body.length > behaviour.batchLimit) {
+        throw new HttpStatusError('batch too large', 'POST node', { status: 400, apiCode: -32600, apiMessage: `batch too large (at most ${behaviour.batchLimit})` });
+      }
+      return body.map((call) => answerOne(call as never));
+    },
+    close: async () => undefined,
+  };
+  return { http, counters, calls, logsAsked: () => calls.filter((c) => c.method === 'eth_getLogs').map((c) => spanOf(c.params[0])) };
+}
+
+const spanOf = (filter: unknown) => {
+  const f = filter as { fromBlock: string; toBlock: string };
+  return [Number(f.fromBlock), Number(f.toBlock)] as const;
+};
+
+function sourceOf(node: ReturnType<typeof fakeNode>, deps: Partial<NodeSourceDeps> = {}): NodeSource {
+  return createNodeSource({ http: node.http, counters: node.counters, headerBatchSize: 100, clock: instant, ...deps });
+}
+
+/** Every page of a query, following the keys. */
+async function readAll(source: NodeSource, query: Omit<PageQuery, 'pageSize'>) {
+  const pages = [];
+  let pageKey: string | undefined;
+  do {
+    const page = await source.fetchPage({ ...query, pageSize: 1000, pageKey });
+    pages.push(page);
+    pageKey = page.nextPageKey;
+  } while (pageKey !== undefined && pages.length < 1000);
+  return { pages, rows: pages.flatMap((p) => p.transfers) };
+}
+
+/** The chain's ERC-20 transfers of `contract` as rows, newest first. */
+function expectedRows(chain: Chain, contract: string): TransferRecord[] {
+  return chain.logs
+    .filter((l) => l.address === contract && l.topics.length === 3)
+    .map((l) => ({
+      contractAddress: l.address,
+      fromAddress: `0x${l.topics[1]!.slice(26)}`,
+      toAddress: `0x${l.topics[2]!.slice(26)}`,
+      value: BigInt(l.data).toString(),
+      blockHash: l.blockHash,
+      blockNumber: Number(l.blockNumber),
+      blockTimestamp: new Date((TIME_BASE + 12 * Number(l.blockNumber)) * 1000).toISOString(),
+      transactionHash: l.transactionHash,
+      transactionIndex: Number(l.transactionIndex),
+      logIndex: Number(l.logIndex),
+    }))
+    .reverse();
+}
+
+// two USDC transfers in every block, a DAI transfer in every third
+const busy = (n: number) => [{ address: USDC }, { address: USDC }, ...(n % 3 === 0 ? [{ address: DAI }] : [])];
+
+describe('createNodeSource: pages', () => {
+  it('pages newest first over block spans at the top of what is left, each key naming the block below', async () => {
+    const chain = buildChain(100, 139, busy);
+    const node = fakeNode(chain);
+    const source = sourceOf(node, { startRange: 10 });
+    const first = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 139, pageSize: 5 });
+    expect(node.logsAsked()).toEqual([[130, 139]]);
+    expect(first.nextPageKey).toBe('node:129');
+    expect(first.transfers.map((t) => [t.blockNumber, t.logIndex])).toEqual(
+      [139, 138, 137, 136, 135, 134, 133, 132, 131, 130].flatMap((n) => [
+        [n, 1],
+        [n, 0],
+      ]),
+    );
+    const { pages, rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(pages.at(-1)!.nextPageKey).toBeUndefined();
+    // the spans follow one another down to the first block, whole blocks each
+    const spans = node.logsAsked().slice(1);
+    expect(spans[0]![1]).toBe(139);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![1]).toBe(spans[i - 1]![0] - 1);
+    expect(spans.at(-1)![0]).toBe(100);
+    expect(node.counters.logsCalls).toBe(node.logsAsked().length);
+  });
+
+  it('answers an empty span with an empty page and the key below it', async () => {
+    const chain = buildChain(100, 139, (n) => (n < 110 ? [{ address: DAI }] : []));
+    const source = sourceOf(fakeNode(chain), { startRange: 10 });
+    const page = await source.fetchPage({ contract: DAI, fromBlock: 100, toBlock: 139, pageSize: 1000 });
+    expect(page).toMatchObject({ count: 0, transfers: [], nextPageKey: 'node:129' });
+    const { rows } = await readAll(source, { contract: DAI, fromBlock: 100, toBlock: 139 });
+    expect(rows).toEqual(expectedRows(chain, DAI));
+  });
+
+  it('refuses a page key it did not give for this query, so the pipeline restarts from its committed blocks', async () => {
+    const source = sourceOf(fakeNode(buildChain(100, 109, busy)));
+    for (const pageKey of ['eyJ0byI6MTB9', 'node:139', 'node:x']) {
+      await expect(source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 109, pageSize: 10, pageKey })).rejects.toBeInstanceOf(PageKeyRejectedError);
+    }
+  });
+});
+
+describe('createNodeSource: refusals', () => {
+  it('follows a provider’s suggested range and asks again, at the top of what is left', async () => {
+    const chain = buildChain(100, 199, busy);
+    const node = fakeNode(chain, { maxResults: 30 });
+    const source = sourceOf(node, { startRange: 100 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 199 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    const [refused, retried] = node.logsAsked();
+    expect(refused).toEqual([100, 199]);
+    // Infura suggested [100, 114] (15 blocks, 30 logs): the same size is asked below the top
+    expect(retried).toEqual([185, 199]);
+    expect(node.counters.logsRefused).toBeGreaterThanOrEqual(1);
+    expect(node.counters.logsRefused).toBeLessThanOrEqual(node.logsAsked().length / 2);
+    expect(source.learnedRange()).toBeLessThanOrEqual(15);
+  });
+
+  it('halves a span whose suggested range covers most of it: the logs that overflow are near the top', async () => {
+    const chain = buildChain(100, 199, (n) => (n >= 195 ? Array.from({ length: 10 }, () => ({ address: USDC })) : []));
+    const node = fakeNode(chain, { maxResults: 30 });
+    const source = sourceOf(node, { startRange: 100 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 199 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    // Infura suggests [100, 197] for [100, 199]: moved to the top, it would shed one block per call
+    expect(node.logsAsked().slice(0, 3)).toEqual([
+      [100, 199],
+      [150, 199],
+      [175, 199],
+    ]);
+    expect(node.counters.logsRefused).toBeLessThanOrEqual(6);
+  });
+
+  it('asks fewer blocks, after a call that got no answer in time, with the timeout it was given', async () => {
+    const chain = buildChain(100, 139, busy);
+    const node = fakeNode(chain, { hangsOver: 8 });
+    const source = sourceOf(node, { startRange: 40, rpcTimeoutMs: 1234 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(node.logsAsked().slice(0, 3)).toEqual([
+      [100, 139],
+      [120, 139],
+      [130, 139],
+    ]);
+    expect(node.calls.filter((c) => c.method === 'eth_getLogs').every((c) => c.options?.timeoutMs === 1234)).toBe(true);
+  });
+
+  it('fails naming the block, the contract and the provider’s message when one block alone is refused', async () => {
+    const chain = buildChain(100, 103, () => Array.from({ length: 5 }, () => ({ address: USDC })));
+    const source = sourceOf(fakeNode(chain, { maxResults: 3 }), { startRange: 4 });
+    const error = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 103, pageSize: 10 }).catch((e: Error) => e);
+    expect(isRetryable(error)).toBe(false);
+    expect((error as Error).message).toMatch(new RegExp(`contract ${USDC} in block 103, even alone .*query returned more than 3 results`));
+  });
+
+  it('fails at once on an error that is not about size, and asks again after one that may pass', async () => {
+    const chain = buildChain(100, 109, busy);
+    const bad = fakeNode(chain, { answer: (m) => (m === 'eth_getLogs' ? { error: { code: -32602, message: 'invalid argument 0: hex string without 0x prefix' } } : undefined) });
+    await expect(sourceOf(bad).fetchPage({ contract: USDC, fromBlock: 100, toBlock: 109, pageSize: 10 })).rejects.toThrow(/-32602 .*hex string without 0x prefix/);
+    expect(bad.logsAsked()).toHaveLength(1);
+    const lagging = fakeNode(chain, { answer: (m, _p, n) => (m === 'eth_getLogs' && n === 1 ? { error: { code: -32000, message: 'header not found' } } : undefined) });
+    expect((await sourceOf(lagging).fetchPage({ contract: USDC, fromBlock: 100, toBlock: 109, pageSize: 10 })).count).toBe(20);
+  });
+});
+
+describe('createNodeSource: logs that are not rows', () => {
+  it('counts ERC-721 logs per contract, never stores them', async () => {
+    const chain = buildChain(100, 109, (n) => [{ address: USDC }, ...(n % 2 ? [{ address: USDC, shape: 'erc721' as const }] : [])]);
+    const source = sourceOf(fakeNode(chain));
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 109 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(rows).toHaveLength(10);
+    expect(source.skippedLogs()).toEqual(new Map([[USDC, { erc721: 5, other: 0 }]]));
+  });
+
+  it('asks a span again when its logs are marked removed, and fails retryably if the chain keeps moving', async () => {
+    const chain = buildChain(100, 109, busy);
+    const removedOnce = fakeNode(chain, {
+      answer: (m, _p, n) => (m === 'eth_getLogs' && n === 1 ? { result: chain.logs.filter((l) => l.address === USDC).map((l, i) => ({ ...l, removed: i === 0 })) } : undefined),
+    });
+    const page = await sourceOf(removedOnce).fetchPage({ contract: USDC, fromBlock: 100, toBlock: 109, pageSize: 10 });
+    expect(page.transfers).toEqual(expectedRows(chain, USDC));
+    const alwaysRemoved = fakeNode(chain, { answer: (m) => (m === 'eth_getLogs' ? { result: [{ ...chain.logs[0]!, removed: true }] } : undefined) });
+    const error = await sourceOf(alwaysRemoved)
+      .fetchPage({ contract: USDC, fromBlock: 100, toBlock: 109, pageSize: 10 })
+      .catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/marked removed .*reorganized under the query.*gave up after 6 attempts/s);
+    expect(alwaysRemoved.logsAsked()).toHaveLength(6);
+  });
+});
+
+describe('createNodeSource: headers', () => {
+  it('fetches each block’s header once, in batches, and serves headersByHash from what it fetched', async () => {
+    const chain = buildChain(100, 139, busy);
+    const node = fakeNode(chain);
+    const source = sourceOf(node, { headerBatchSize: 7 });
+    const usdc = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 });
+    const dai = await readAll(source, { contract: DAI, fromBlock: 100, toBlock: 139 });
+    expect(node.counters.headerCalls).toBe(40);
+    const hashes = [...new Set([...usdc.rows, ...dai.rows].map((t) => t.blockHash))];
+    const served = await source.headersByHash(hashes);
+    expect(node.counters.headerCalls).toBe(40);
+    expect([...served.values()]).toEqual(hashes.map((hash) => chain.headers.get(hash)));
+    expect(source.headerBatchSize).toBe(7);
+    // a block no page needed is asked of the node
+    const unknown = `0x${'ee'.repeat(32)}`;
+    expect((await source.headersByHash([unknown])).get(unknown)).toBeNull();
+    expect(node.counters.headerCalls).toBe(41);
+  });
+
+  it('falls back to eth_getBlockByHash after -32601, from then on, keeping the header fields only', async () => {
+    const chain = buildChain(100, 119, busy);
+    const node = fakeNode(chain, { erigon: false });
+    const source = sourceOf(node, { startRange: 10 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 119 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(node.calls.filter((c) => c.method === 'erigon_getHeaderByHash')).toHaveLength(10);
+    expect(node.calls.filter((c) => c.method === 'eth_getBlockByHash').map((c) => c.params[1])).toEqual(Array(20).fill(false));
+    const [hash, header] = [...chain.headers][0]!;
+    expect((await source.headersByHash([hash])).get(hash)).toEqual(header);
+    expect(await source.supportsErigon()).toBe(false);
+  });
+
+  it('halves its header batches while the node refuses them', async () => {
+    const chain = buildChain(100, 139, busy);
+    const node = fakeNode(chain, { batchLimit: 4 });
+    const source = sourceOf(node, { headerBatchSize: 10 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(source.headerBatchSize).toBe(2);
+  });
+
+  it('fails a transfer its block’s bloom rules out, naming transaction, log, contract, block and what is missing', async () => {
+    const victim = (log: RawLog) => log.blockNumber === quantity(105) && log.logIndex === '0x1';
+    const chain = buildChain(100, 109, (n) => [{ address: USDC }, { address: USDC }, ...(n === 105 ? [] : [])], victim);
+    const node = fakeNode(chain);
+    const error = await sourceOf(node)
+      .fetchPage({ contract: USDC, fromBlock: 100, toBlock: 109, pageSize: 10 })
+      .catch((e: Error) => e);
+    expect(error).toBeInstanceOf(BadResponseError);
+    const log = chain.logs.find(victim)!;
+    expect((error as BadResponseError).problems).toEqual([
+      expect.stringMatching(
+        new RegExp(`^transaction ${log.transactionHash}, log 1, contract ${USDC}, block 105 \\(${log.blockHash}\\): the block header's logsBloom rules out its (from|to) topic`),
+      ),
+    ]);
+    expect(isRetryable(error)).toBe(false);
+  });
+
+  it('fails a log whose own block time disagrees with its header’s', async () => {
+    const chain = buildChain(100, 101, busy);
+    const node = fakeNode(chain, {
+      answer: (m) => (m === 'eth_getLogs' ? { result: chain.logs.filter((l) => l.address === USDC).map((l) => ({ ...l, blockTimestamp: quantity(TIME_BASE) })) } : undefined),
+    });
+    await expect(sourceOf(node).fetchPage({ contract: USDC, fromBlock: 100, toBlock: 101, pageSize: 10 })).rejects.toThrow(/block 101, log 1, blockTimestamp: expected 0x/);
+  });
+});
+
+describe('createNodeSource: chain and tokens', () => {
+  it('tells the head by eth_blockNumber and the chain id', async () => {
+    const source = sourceOf(fakeNode(buildChain(100, 109, busy)));
+    expect(await source.chainHead([USDC])).toEqual({ head: 109, from: 'eth_blockNumber' });
+    expect(await source.chainId()).toBe(31337);
+  });
+
+  it('reads token metadata from string and bytes32 answers; a revert, 0x or decimals over 255 are unknown; each asked once', async () => {
+    const abiString = (text: string) => {
+      const bytes = Buffer.from(text, 'utf8');
+      return `0x${word(32)}${word(bytes.length)}${Buffer.concat([bytes, Buffer.alloc(31 - ((bytes.length + 31) % 32))]).toString('hex')}`;
+    };
+    const answers: Record<string, Record<string, unknown>> = {
+      [USDC]: { '0x06fdde03': { result: abiString('USD Coin') }, '0x95d89b41': { result: abiString('USDC') }, '0x313ce567': { result: `0x${word(6)}` } },
+      [DAI]: { '0x06fdde03': { result: `0x4d616b6572${'00'.repeat(27)}` }, '0x95d89b41': { result: `0x4d4b52${'00'.repeat(29)}` }, '0x313ce567': { result: `0x${word(18)}` } },
+      [NFT]: { '0x06fdde03': { error: { code: -32000, message: 'execution reverted' } }, '0x95d89b41': { result: '0x' }, '0x313ce567': { result: `0x${word(256)}` } },
+    };
+    const node = fakeNode(buildChain(100, 100, busy), {
+      answer: (m, p) => {
+        const call = p[0] as { to: string; data: string };
+        return m === 'eth_call' ? answers[call.to]![call.data] : undefined;
+      },
+    });
+    const source = sourceOf(node);
+    expect(await source.tokenMetadata(USDC)).toEqual({ contractAddress: USDC, name: 'USD Coin', symbol: 'USDC', decimals: 6 });
+    expect(await source.tokenMetadata(DAI)).toEqual({ contractAddress: DAI, name: 'Maker', symbol: 'MKR', decimals: 18 });
+    expect(await source.tokenMetadata(NFT)).toEqual({ contractAddress: NFT, name: null, symbol: null, decimals: null });
+    await source.tokenMetadata(USDC);
+    expect(node.calls.filter((c) => c.method === 'eth_call')).toHaveLength(9);
+    expect(node.calls.find((c) => c.method === 'eth_call')!.params[1]).toBe('latest');
+  });
+
+  it('decodes what getters answer by hand: UTF-8 strings, bytes32 up to the first zero byte, unreadable answers as unknown', () => {
+    const utf8 = Buffer.from('Éther ✓', 'utf8');
+    expect(decodeTextResult(`0x${word(32)}${word(utf8.length)}${utf8.toString('hex').padEnd(64, '0')}`)).toBe('Éther ✓');
+    expect(decodeTextResult(`0x${word(32)}${word(0)}`)).toBeNull();
+    expect(decodeTextResult(`0x${word(32)}${word(40)}${'41'.repeat(32)}`)).toBeNull();
+    expect(decodeTextResult(`0x${'ff'.repeat(32)}`)).toBeNull();
+    expect(decodeTextResult('0x')).toBeNull();
+    expect(decodeDecimalsResult(`0x${word(255)}`)).toBe(255);
+    expect(decodeDecimalsResult('0x12')).toBeNull();
+  });
+});

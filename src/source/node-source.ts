@@ -1,0 +1,241 @@
+import { systemClock, type Clock } from '../common/clock.ts';
+import { FatalError, RetryableError } from '../common/errors.ts';
+import { withRetry } from '../common/retry.ts';
+import type { SourceCounters } from '../common/source-counters.ts';
+import type { TransferRecord } from '../dataset/types.ts';
+import { isHexQuantity } from '../eth/hex.ts';
+import { createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
+import { BadResponseError, describeContext, PageKeyRejectedError } from './errors.ts';
+import { checkHeader } from './header-check.ts';
+import type { HttpClient } from './http-client.ts';
+import { afterAnswer, afterRefusal, learnedRange, startLogsRange, type LogsRangeState } from './logs-range.ts';
+import { createNodeHeaders } from './node-headers.ts';
+import type { LogsRefusal } from './provider-errors.ts';
+import { blockNumber, chainId, getTransferLogs } from './node-rpc.ts';
+import type { PageQuery, SkippedLogCounts, Source } from './source.ts';
+import { readTokenMetadata } from './token-metadata.ts';
+import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type TransferLog } from './transfer-log.ts';
+import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
+
+/** A node source: a `Source`, and what the CLI asks of a node besides. */
+export type NodeSource = Source & {
+  /** `eth_chainId`: a run checks it against the job's chain. */
+  chainId(): Promise<bigint | number>;
+  /** The `eth_getLogs` range to remember for this job and endpoint (`learnedRange`); undefined when no call answered. */
+  learnedRange(): number | undefined;
+  /** Whether the node answers `erigon_getHeaderByHash` (else headers come from `eth_getBlockByHash`), for `probe`. */
+  supportsErigon(): Promise<boolean>;
+};
+
+export interface NodeSourceDeps {
+  /** The HTTP client of the node's JSON-RPC URL (`postJson` posts to it). */
+  http: HttpClient;
+  counters: SourceCounters;
+  /** Header calls per JSON-RPC POST at first (the job's `headerBatchSize`); halved while the node refuses batches. */
+  headerBatchSize: number;
+  /** How long an `eth_getLogs` call may take before it is asked again over fewer blocks (`--rpc-timeout`, default 30 s). */
+  rpcTimeoutMs?: number;
+  /** The first `eth_getLogs` range, in blocks: the job's `logsRange`, else the range learned by an earlier run; else 2,000. */
+  startRange?: number;
+  clock?: Clock;
+}
+
+const DEFAULT_RPC_TIMEOUT_MS = 30_000;
+/** A page whose logs or headers show the chain moving under it is asked again 5 times, after 0.2, 0.4, … 3.2 s. */
+const REORG_RETRY = { retries: 5, minDelayMs: 200, maxDelayMs: 3_200 } as const;
+const KEY_PREFIX = 'node:';
+
+/** The chain reorganized under a query: its logs were marked removed, or a block they name is unknown to the node. */
+class ChainMovedError extends RetryableError {}
+
+/**
+ * Any Ethereum node (or RPC provider) as a source, through `eth_getLogs` (node-source.md). A page is one call of
+ * a contract's Transfer logs over the blocks at the top of what is left of the query: as many as the adaptive
+ * range allows (one range per source, shared by its chunks), shrunk and asked again while the node refuses the
+ * call as too large or leaves it unanswered for `rpcTimeoutMs`. Its rows are the transfers newest first, each
+ * with its block's time from the block's header (fetched once, batched, checked, and kept for `headersByHash`)
+ * and each proven in the header's `logsBloom`; the next page key is the block below the span. Logs that are not
+ * ERC-20 transfers are counted per contract (`skippedLogs`), never rows; logs marked removed fail the page
+ * (retryable: the chain moved; the page is asked again a few times first).
+ *
+ * @example
+ * const source = createNodeSource({ http, counters, headerBatchSize: 100 });
+ * await source.fetchPage({ contract: usdc, fromBlock: 17000000, toBlock: 17999999, pageSize: 1000 });
+ * // → { transfers: [… blocks 17998000–17999999, newest first], nextPageKey: 'node:17997999', … }
+ */
+export function createNodeSource(deps: NodeSourceDeps): NodeSource {
+  const { http, counters } = deps;
+  const clock = deps.clock ?? systemClock;
+  const rpcTimeoutMs = deps.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const headers = createNodeHeaders({ http, batchSize: deps.headerBatchSize });
+  const bloomBits = createBloomBitsCache();
+  const skipped = new Map<string, SkippedLogCounts>();
+  const tokens = new Map<string, Promise<TokenMetadata>>();
+  const tokensKnown = new Map<string, TokenMetadata>();
+  let range: LogsRangeState = startLogsRange({ learned: deps.startRange });
+
+  /** One page over the blocks at the top of [query.fromBlock, top]: one eth_getLogs, shrunk while refused. */
+  async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
+    let from = Math.max(query.fromBlock, top - range.range + 1);
+    let result: unknown;
+    for (;;) {
+      const outcome = await getTransferLogs(http, { contract, fromBlock: from, toBlock: top }, rpcTimeoutMs);
+      if ('logs' in outcome) {
+        result = outcome.logs;
+        break;
+      }
+      const decision = afterRefusal(range, { fromBlock: from, toBlock: top, contracts: [contract] }, topAnchored(outcome.refusal, from, top));
+      // `per-contract` cannot come for a call of one contract: its one-block refusal is `fail`
+      if (decision.action === 'fail') throw decision.error;
+      if (decision.action === 'per-contract') throw new FatalError(`eth_getLogs refuses block ${decision.block} of contract ${contract} alone`);
+      range = decision.state;
+      // the span the controller chose, at the top of what is left: pages go newest first
+      from = top - (decision.span.toBlock - decision.span.fromBlock);
+    }
+    const answer = readLogsAnswer(result, { contracts: [contract], fromBlock: from, toBlock: top });
+    range = afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0);
+    const where = describeContext({ contract, fromBlock: from, toBlock: top });
+    const removed = answer.removed[0];
+    if (removed) {
+      throw new ChainMovedError(
+        `eth_getLogs answered ${answer.removed.length} log(s) marked removed for ${where} (first: block ${removed.blockNumber} ${removed.blockHash}, ` +
+          `transaction ${removed.transactionHash}, log ${removed.logIndex}): the chain reorganized under the query; the blocks are asked again`,
+      );
+    }
+    const transfers = await withTime(answer.transfers, contract, where);
+    for (const log of answer.skipped) {
+      const counts = skipped.get(log.contract) ?? { erc721: 0, other: 0 };
+      counts[log.skipped]++;
+      skipped.set(log.contract, counts);
+    }
+    return {
+      token: tokensKnown.get(contract) ?? { contractAddress: contract, name: null, symbol: null, decimals: null },
+      count: transfers.length,
+      nextPageKey: from > query.fromBlock ? `${KEY_PREFIX}${from - 1}` : undefined,
+      transfers,
+      warnings: [],
+    };
+  }
+
+  /**
+   * The rows, newest first: each transfer with its block's time, from the block's header (checked against the
+   * logs' block: hash, number; keccak256 of its fields), agreeing with a log's own time where the node gives one,
+   * and each transfer present in the header's logsBloom.
+   */
+  async function withTime(logs: readonly TransferLog[], contract: string, where: string): Promise<TransferRecord[]> {
+    const blocks = new Map<string, number>();
+    for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
+    const raw = await headers.get([...blocks.keys()]);
+    const problems: string[] = [];
+    const known = new Map<string, { time: string; bloom: Uint8Array }>();
+    for (const [hash, number] of blocks) {
+      const header = raw.get(hash);
+      if (header === null || header === undefined) {
+        throw new ChainMovedError(
+          `the node does not know block ${number} (${hash}) that its logs for ${where} name: the chain reorganized under the query; the blocks are asked again`,
+        );
+      }
+      const seconds = (header as { timestamp?: unknown }).timestamp;
+      const time = typeof seconds === 'string' ? safeTime(seconds) : undefined;
+      if (time === undefined && typeof seconds === 'string' && isHexQuantity(seconds)) {
+        problems.push(`contract ${contract}, block ${number} (${hash}), header.timestamp: expected seconds within the dates, got ${seconds}`);
+        continue;
+      }
+      // a malformed time fails here, as any malformed field
+      const checked = checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract] });
+      known.set(hash, { time: time!, bloom: Buffer.from(checked.header.logsBloom!.slice(2), 'hex') });
+    }
+    if (problems.length) throw new BadResponseError(`the node answered bad headers for ${where}`, problems);
+    const rows: TransferRecord[] = [];
+    for (let i = logs.length - 1; i >= 0; i--) {
+      const log = logs[i]!;
+      const t = log.transfer;
+      const block = known.get(t.blockHash)!;
+      const timeProblem = logTimestampProblem(log, block.time);
+      if (timeProblem) problems.push(timeProblem);
+      const missing = missingFromBloom(block.bloom, t, bloomBits);
+      if (missing) {
+        problems.push(
+          `transaction ${t.transactionHash}, log ${t.logIndex}, contract ${t.contractAddress}, block ${t.blockNumber} (${t.blockHash}): ` +
+            `the block header's logsBloom rules out its ${missing}: the transfer is not in that block`,
+        );
+      }
+      rows.push(withBlockTimestamp(t, block.time));
+    }
+    if (problems.length) throw new BadResponseError(`eth_getLogs answered transfers their blocks' headers contradict, for ${where}`, problems);
+    return rows;
+  }
+
+  return {
+    async fetchPage(query) {
+      // `query.pageSize` is not used: a page is one eth_getLogs call over whole blocks, sized by the adaptive range
+      const contract = query.contract.toLowerCase();
+      const top = query.pageKey === undefined ? query.toBlock : keyBlock(query);
+      if (top < query.fromBlock)
+        return { token: { contractAddress: contract, name: null, symbol: null, decimals: null }, count: 0, nextPageKey: undefined, transfers: [], warnings: [] };
+      return withRetry(() => readPage(query, contract, top), { ...REORG_RETRY, clock });
+    },
+    headersByHash: (hashes) => headers.serve(hashes),
+    get headerBatchSize() {
+      return headers.batchSize;
+    },
+    async chainHead() {
+      return { head: await blockNumber(http), from: 'eth_blockNumber' };
+    },
+    tokenMetadata(contract) {
+      const key = contract.toLowerCase();
+      let token = tokens.get(key);
+      if (token === undefined) {
+        token = readTokenMetadata(http, key).then((t) => {
+          tokensKnown.set(key, t);
+          return t;
+        });
+        token.catch(() => tokens.delete(key));
+        tokens.set(key, token);
+      }
+      return token;
+    },
+    skippedLogs: () => skipped,
+    counters,
+    close: () => http.close(),
+    chainId: () => chainId(http),
+    learnedRange: () => learnedRange(range),
+    supportsErigon: () => headers.supportsErigon(),
+  };
+}
+
+/** The block a page key of this source names (the top of the next page), checked against its query. */
+function keyBlock(query: PageQuery): number {
+  const key = query.pageKey!;
+  const block = key.startsWith(KEY_PREFIX) && /^\d{1,16}$/.test(key.slice(KEY_PREFIX.length)) ? Number(key.slice(KEY_PREFIX.length)) : undefined;
+  if (block !== undefined && Number.isSafeInteger(block) && block >= query.fromBlock - 1 && block < query.toBlock) return block;
+  const request = `eth_getLogs pages (${describeContext({ contract: query.contract, fromBlock: query.fromBlock, toBlock: query.toBlock })})`;
+  return rejectKey(request, key);
+}
+
+function rejectKey(request: string, key: string): never {
+  const message = `${request}: the page key ${JSON.stringify(key.slice(0, 40))} is not one of this node source's keys for this query: restart the query without it from the lowest committed block`;
+  throw new PageKeyRejectedError(message, request, { status: 400 });
+}
+
+/**
+ * A refusal as it helps a span asked again at the top: providers suggest a range from the first block asked
+ * (Infura, Alchemy, reth), the blocks whose logs fit below the first that overflows. Its size, moved to the top,
+ * fits as well only where the logs are spread evenly; when the overflow is near the top (the suggestion covers
+ * more than half the span), following it would shed a few blocks at a time: the span is halved instead.
+ */
+function topAnchored(refusal: LogsRefusal, from: number, top: number): LogsRefusal {
+  const suggested = refusal.suggested;
+  if (suggested === undefined || (suggested.toBlock - suggested.fromBlock + 1) * 2 <= top - from + 1) return refusal;
+  const { suggested: _, ...rest } = refusal;
+  return rest;
+}
+
+/** `blockTimestampOf`, or undefined when the seconds are beyond the dates. */
+function safeTime(seconds: string): string | undefined {
+  try {
+    return blockTimestampOf(seconds);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,223 @@
+import { hexToBytes } from '@noble/hashes/utils.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/common/clock.ts';
+import { createSourceCounters } from '../src/common/source-counters.ts';
+import { parseApiUrl } from '../src/config/api-url.ts';
+import { readDataset } from '../src/dataset/read.ts';
+import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
+import { syntheticForeignLogs } from '../src/devnet/foreign-logs.ts';
+import { LOGS_ERROR_STYLES } from '../src/devnet/logs-limit-errors.ts';
+import type { DevnetConfig } from '../src/devnet/server.ts';
+import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../src/devnet/synthetic.ts';
+import { computeHeaderHash } from '../src/eth/header-hash.ts';
+import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC } from '../src/eth/logs-bloom.ts';
+import { createBuilderSource } from '../src/source/builder-source.ts';
+import { createHttpClient } from '../src/source/http-client.ts';
+import { createNodeSource, type NodeSource } from '../src/source/node-source.ts';
+import { createRpcClient } from '../src/source/rpc-client.ts';
+import type { Source } from '../src/source/source.ts';
+import { createTransfersClient } from '../src/source/transfers-client.ts';
+import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { FIXTURE_DIR } from './helpers/fixtures.ts';
+
+// The node source against the reference server over HTTP, compared with the builder source reading the same chain
+// from the same server: every contract's range, page after page, row for row and header for header.
+
+const later = closedAfterEach();
+
+function httpTo(devnet: RunningDevnet) {
+  const counters = createSourceCounters();
+  const http = createHttpClient({
+    endpoint: parseApiUrl(devnet.base),
+    config: { timeoutMs: 10_000, connections: 4, maxResponseBytes: 32 << 20, retries: 10, retryMinDelayMs: 1, retryMaxDelayMs: 20 },
+    logger: pino({ level: 'silent' }),
+    clock: systemClock,
+    counters,
+  });
+  later(() => http.close());
+  return { http, counters };
+}
+
+function builderOf(devnet: RunningDevnet): Source {
+  const { http, counters } = httpTo(devnet);
+  return createBuilderSource({ http, transfers: createTransfersClient({ http }), rpc: createRpcClient({ http, batchSize: 100 }), counters });
+}
+
+function nodeOf(devnet: RunningDevnet, options: { rpcTimeoutMs?: number; headerBatchSize?: number } = {}): NodeSource {
+  const { http, counters } = httpTo(devnet);
+  return createNodeSource({ http, counters, headerBatchSize: options.headerBatchSize ?? 100, ...(options.rpcTimeoutMs !== undefined && { rpcTimeoutMs: options.rpcTimeoutMs }) });
+}
+
+/** Every row of a contract's range, page after page until no key: newest first. */
+async function readRange(source: Source, contract: string, fromBlock: number, toBlock: number): Promise<TransferRecord[]> {
+  const rows: TransferRecord[] = [];
+  let pageKey: string | undefined;
+  for (let pages = 0; pages < 100_000; pages++) {
+    const page = await source.fetchPage({ contract, fromBlock, toBlock, pageSize: 50, pageKey });
+    rows.push(...page.transfers);
+    pageKey = page.nextPageKey;
+    if (pageKey === undefined) return rows;
+  }
+  throw new Error(`paging ${contract} did not end`);
+}
+
+/** Each contract of the dataset with its blocks, a little wider than its transfers. */
+function rangesOf(dataset: Dataset): { contract: string; fromBlock: number; toBlock: number }[] {
+  const ranges = new Map<string, { contract: string; fromBlock: number; toBlock: number }>();
+  for (const t of dataset.transfers) {
+    const r = ranges.get(t.contractAddress) ?? { contract: t.contractAddress, fromBlock: t.blockNumber, toBlock: t.blockNumber };
+    r.fromBlock = Math.min(r.fromBlock, t.blockNumber);
+    r.toBlock = Math.max(r.toBlock, t.blockNumber);
+    ranges.set(t.contractAddress, r);
+  }
+  return [...ranges.values()].map((r) => ({ ...r, fromBlock: Math.max(0, r.fromBlock - 3), toBlock: r.toBlock + 3 }));
+}
+
+/**
+ * Reads every contract through both sources and expects the same rows in the same order, and each block's header
+ * as the server holds it, which is what the builder source's erigon_getHeaderByHash answers (test/source-rpc.test.ts):
+ * the node source's, from what its pages fetched, without asking again.
+ */
+async function expectSameAsBuilder(devnet: RunningDevnet, dataset: Dataset, node: NodeSource): Promise<void> {
+  const builder = builderOf(devnet);
+  const hashes = new Set<string>();
+  let total = 0;
+  for (const { contract, fromBlock, toBlock } of rangesOf(dataset)) {
+    const expected = await readRange(builder, contract, fromBlock, toBlock);
+    const got = await readRange(node, contract, fromBlock, toBlock);
+    expect(got, contract).toEqual(expected);
+    for (const t of got) hashes.add(t.blockHash);
+    total += got.length;
+  }
+  expect(total).toBe(dataset.transfers.length);
+  const headerCalls = node.counters.headerCalls;
+  const served = await node.headersByHash([...hashes]);
+  expect(node.counters.headerCalls, 'headers served from what the pages fetched').toBe(headerCalls);
+  const byHash = new Map<string, unknown>(dataset.headers.map((h) => [h.hash, h]));
+  expect(served).toEqual(new Map([...hashes].map((hash) => [hash, byHash.get(hash)])));
+}
+
+describe('the node source equals the builder source: the mainnet fixture', () => {
+  let dataset: Dataset;
+  beforeAll(async () => {
+    dataset = await readDataset(FIXTURE_DIR);
+  });
+  const serve = async (config: Partial<DevnetConfig> = {}) => {
+    const devnet = await startDevnet(dataset, config);
+    later(() => devnet.close());
+    return devnet;
+  };
+
+  it('row for row and header for header, each block’s header asked once, and the same token metadata', async () => {
+    const devnet = await serve();
+    const node = nodeOf(devnet);
+    await expectSameAsBuilder(devnet, dataset, node);
+    expect(node.counters.headerCalls).toBe(new Set(dataset.transfers.map((t) => t.blockHash)).size);
+    expect(node.counters.logsRefused).toBe(0);
+    expect(await node.supportsErigon()).toBe(true);
+    const builder = builderOf(devnet);
+    for (const contract of new Set(dataset.transfers.map((t) => t.contractAddress))) {
+      expect(await node.tokenMetadata(contract), contract).toEqual(await builder.tokenMetadata(contract));
+    }
+    expect(await node.chainHead([])).toEqual(await builder.chainHead([]));
+    expect(await node.chainId()).toBe(1);
+  });
+
+  it('with --no-erigon: headers from eth_getBlockByHash, the same as erigon_getHeaderByHash’s', async () => {
+    const devnet = await serve({ erigon: false });
+    const node = nodeOf(devnet);
+    await expectSameAsBuilder(devnet, dataset, node);
+    expect(await node.supportsErigon()).toBe(false);
+    // one batch asked erigon_getHeaderByHash and was refused; from then on, each block once by eth_getBlockByHash
+    const { rpcCalls } = await devnet.stats();
+    expect(rpcCalls.erigon_getHeaderByHash).toBeGreaterThan(0);
+    expect(rpcCalls.erigon_getHeaderByHash).toBeLessThanOrEqual(100);
+    expect(rpcCalls.eth_getBlockByHash).toBe(new Set(dataset.transfers.map((t) => t.blockHash)).size);
+  });
+
+  for (const style of LOGS_ERROR_STYLES) {
+    it(`with ${style}’s refusals, caps forcing splits (50,000 blocks; 56 logs, the most one contract has in a block): the same rows`, async () => {
+      // QuickNode states one limit, a range: its refusal of too many results would read as a 56-block limit
+      const devnet = await serve({ logsLimits: { maxRange: 50_000, ...(style !== 'quicknode' && { maxResults: 56 }), style } });
+      const node = nodeOf(devnet);
+      await expectSameAsBuilder(devnet, dataset, node);
+      expect(node.counters.logsRefused).toBeGreaterThan(0);
+      expect(node.learnedRange()).toBeLessThanOrEqual(50_000);
+    });
+  }
+});
+
+/**
+ * The synthetic chain with each block's logsBloom true to its transfers (the generator draws random bits), its
+ * hashes and parent links recomputed, and the transfers pointing at the new hashes.
+ */
+function withTrueBlooms(dataset: Dataset): Dataset {
+  const bits = createBloomBitsCache();
+  const transferBits = bloomBits(hexToBytes(TRANSFER_TOPIC.slice(2)));
+  const byBlock = new Map<number, TransferRecord[]>();
+  for (const t of dataset.transfers) byBlock.set(t.blockNumber, [...(byBlock.get(t.blockNumber) ?? []), t]);
+  const renamed = new Map<string, string>();
+  const headers = dataset.headers.map((h) => {
+    const bloom = new Uint8Array(256);
+    for (const t of byBlock.get(Number(h.number)) ?? []) {
+      for (const b of [...bits('address', t.contractAddress), ...transferBits, ...bits('topic', t.fromAddress), ...bits('topic', t.toAddress)])
+        bloom[255 - (b >> 3)]! |= 1 << (b & 7);
+    }
+    const header = { ...h, parentHash: renamed.get(h.parentHash!) ?? h.parentHash, logsBloom: `0x${Buffer.from(bloom).toString('hex')}` };
+    const hash = computeHeaderHash(header);
+    renamed.set(h.hash, hash);
+    return { ...header, hash };
+  });
+  return { ...dataset, headers, transfers: dataset.transfers.map((t) => ({ ...t, blockHash: renamed.get(t.blockHash) ?? t.blockHash })) };
+}
+
+describe('the node source equals the builder source: the synthetic chain, with its ERC-721 and odd-shaped logs', () => {
+  const options = { ...SYNTHETIC_DEFAULTS, blocks: 400, transfers: 4000 };
+  const dataset = withTrueBlooms(generateSyntheticDataset(options));
+  const foreign = syntheticForeignLogs(options);
+  const servers: RunningDevnet[] = [];
+  const serve = async (config: Partial<DevnetConfig> = {}) => {
+    const devnet = await startDevnet(dataset, { chainId: 31337, ...config }, systemClock, foreign);
+    servers.push(devnet);
+    return devnet;
+  };
+  afterAll(async () => {
+    for (const devnet of servers) await devnet.close();
+  });
+
+  it('row for row; the Transfer-topic logs of other shapes are counted per contract, never rows', async () => {
+    const devnet = await serve();
+    const node = nodeOf(devnet);
+    await expectSameAsBuilder(devnet, dataset, node);
+    expect(await node.chainId()).toBe(31337);
+    // the job's contracts emit no foreign logs: reading a foreign contract counts its logs and stores none
+    const nft = foreign.find((l) => l.topics.length === 4)!.address;
+    const first = options.startBlock;
+    expect(await readRange(node, nft, first, first + options.blocks - 1)).toEqual([]);
+    const counted = node.skippedLogs().get(nft)!;
+    expect(counted.erc721).toBe(foreign.filter((l) => l.address === nft).length);
+    const wide = foreign.find((l) => l.topics.length === 3)!.address;
+    await readRange(node, wide, first, first + options.blocks - 1);
+    expect(node.skippedLogs().get(wide)).toEqual({ erc721: 0, other: foreign.filter((l) => l.address === wide).length });
+  });
+
+  for (const style of LOGS_ERROR_STYLES) {
+    it(`with ${style}’s refusals, caps of 150 blocks and 300 logs (the most one contract has in a block: 288): the same rows`, async () => {
+      const devnet = await serve({ logsLimits: { maxRange: 150, maxResults: 300, style }, erigon: style !== 'reth' });
+      const node = nodeOf(devnet, { headerBatchSize: 16 });
+      await expectSameAsBuilder(devnet, dataset, node);
+      expect(node.counters.logsRefused).toBeGreaterThan(0);
+    });
+  }
+
+  it('a node that leaves wide calls unanswered: asked again over fewer blocks after --rpc-timeout', async () => {
+    const devnet = await serve({ faults: { logsHangRate: 0.5 } });
+    const node = nodeOf(devnet, { rpcTimeoutMs: 200 });
+    await expectSameAsBuilder(devnet, dataset, node);
+    expect(node.counters.logsRefused).toBeGreaterThan(0);
+    expect(node.counters.errors).toEqual({ timeout: node.counters.logsRefused });
+    // a call with its own deadline is not retried by the HTTP client: it is asked again over fewer blocks
+    expect(node.counters.retries).toBe(0);
+  });
+});
