@@ -1,21 +1,42 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
-import { createSourceCounters } from '../common/source-counters.ts';
+import type { JobConfig } from '../config/job-schema.ts';
+import { createSourceCounters, type SourceCounters } from '../common/source-counters.ts';
 import { createBuilderSource } from '../source/builder-source.ts';
-import { createHttpClient } from '../source/http-client.ts';
+import { createHttpClient, type HttpClient } from '../source/http-client.ts';
+import { createNodeSource, type NodeSource } from '../source/node-source.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
 import type { Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
 import type { Warehouse } from '../warehouse/db.ts';
+import { learnedLogsRange, saveLogsRange } from '../warehouse/logs-ranges.ts';
 import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-limit.ts';
 
 /** HTTP limits of a run: a page of 1000 transfers is about 450 KB, so 32 MB bounds memory, not data. */
 export const HTTP_DEFAULTS = { timeoutMs: 30_000, maxResponseBytes: 32 * 1024 * 1024, retries: 8 } as const;
 
+/** What of a job decides its source. */
+export type SourceJob = Pick<JobConfig, 'name' | 'requestsPerSecond' | 'headerBatchSize'> & Partial<Pick<JobConfig, 'source' | 'logsRange'>>;
+
+/** A source for one run or task, that can keep what it learned for the job's next run. */
+export interface RunSource extends Source {
+  /**
+   * Keeps what the source learned for the job's next run: a node source's `eth_getLogs` range, for the
+   * endpoint's host (never its URL). Nothing for a builder source, or a node source that made no call.
+   */
+  saveLearned(runId?: string): Promise<void>;
+  /** The `eth_getLogs` range (blocks) the source learned so far; undefined for a builder source. */
+  learnedRange(): number | undefined;
+}
+
 /**
- * The source a command reads: the chain API's clients for `concurrency` chunks at once. A `requestsPerSecond` limit is kept in the
- * warehouse, so it holds for every process exporting from this API into it, not for this one alone.
+ * The source a command reads, as the job says: the builder API's clients (`"source": "builder"`, the
+ * default), or a node's JSON-RPC (`"source": "node"`), for `concurrency` chunks at once. A `requestsPerSecond`
+ * limit is kept in the warehouse, so it holds for every process exporting from this endpoint into it, not
+ * for this one alone. A node source starts its `eth_getLogs` range at the job's `logsRange`, else at the
+ * range learned for the job and the endpoint's host (read from the warehouse at its first call), else at
+ * the source's default.
  */
 export function createSource(deps: {
   api: ApiEndpoint;
@@ -23,11 +44,13 @@ export function createSource(deps: {
   clock: Clock;
   warehouse: Warehouse;
   concurrency: number;
-  requestsPerSecond: number | undefined;
-  /** `erigon_getHeaderByHash` calls per JSON-RPC POST (the job's `headerBatchSize`). */
-  headerBatchSize: number;
-}): Source {
-  const { api, logger, clock, warehouse, requestsPerSecond } = deps;
+  job: SourceJob;
+  /** A node source's deadline for one JSON-RPC answer (`--rpc-timeout`); the source's default when unset. */
+  rpcTimeoutMs?: number | undefined;
+}): RunSource {
+  const { api, logger, clock, warehouse, job } = deps;
+  const { requestsPerSecond } = job;
+  const headerBatchSize = job.headerBatchSize ?? 100;
   const counters = createSourceCounters();
   const http = createHttpClient({
     endpoint: api,
@@ -39,5 +62,89 @@ export function createSource(deps: {
       limiter: createSharedRateLimiter({ warehouse, key: rateLimitKey(api.base), requestsPerSecond, clock }),
     }),
   });
-  return createBuilderSource({ http, transfers: createTransfersClient({ http }), rpc: createRpcClient({ http, batchSize: deps.headerBatchSize }), counters });
+  if (job.source !== 'node') {
+    const builder = createBuilderSource({ http, transfers: createTransfersClient({ http }), rpc: createRpcClient({ http, batchSize: headerBatchSize }), counters });
+    return { ...builder, saveLearned: async () => undefined, learnedRange: () => undefined };
+  }
+  const startRange = async (): Promise<number | undefined> => {
+    if (job.logsRange !== undefined) return job.logsRange;
+    try {
+      return await learnedLogsRange(warehouse.db, job.name, api.host);
+    } catch (err) {
+      logger.warn({ msg: 'could not read the eth_getLogs range learned before; starting from the default', job: job.name, err: (err as Error).message });
+      return undefined;
+    }
+  };
+  const source = lazyNodeSource({
+    http,
+    counters,
+    headerBatchSize,
+    startRange,
+    create: (start) => nodeSource({ http, counters, headerBatchSize, clock, rpcTimeoutMs: deps.rpcTimeoutMs, startRange: start }),
+  });
+  return {
+    ...source,
+    async saveLearned(runId) {
+      const blocks = source.learnedRange();
+      if (blocks === undefined) return;
+      await saveLogsRange(warehouse.db, { job: job.name, endpointHost: api.host, blocks, runId });
+      logger.debug({ msg: 'kept the eth_getLogs range for the next run', job: job.name, host: api.host, blocks });
+    },
+  };
+}
+
+/** The node source of a run (`src/source/node-source.ts`; `probe` makes its own, without the warehouse). */
+function nodeSource(deps: {
+  http: HttpClient;
+  counters: SourceCounters;
+  headerBatchSize: number;
+  clock: Clock;
+  rpcTimeoutMs: number | undefined;
+  startRange: number | undefined;
+}): NodeSource {
+  return createNodeSource({
+    http: deps.http,
+    counters: deps.counters,
+    headerBatchSize: deps.headerBatchSize,
+    clock: deps.clock,
+    ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
+    ...(deps.startRange !== undefined && { startRange: deps.startRange }),
+  });
+}
+
+/**
+ * A node source made at its first call, once its first range is known (an answer of the warehouse), so that
+ * the source is at hand at once where a caller needs it synchronously (a queued task's). Before that call it
+ * has skipped nothing and learned nothing; closing it then closes the HTTP client it would have used.
+ */
+function lazyNodeSource(deps: {
+  http: HttpClient;
+  counters: SourceCounters;
+  headerBatchSize: number;
+  startRange: () => Promise<number | undefined>;
+  create: (startRange: number | undefined) => NodeSource;
+}): Source & { learnedRange(): number | undefined } {
+  let made: NodeSource | undefined;
+  let making: Promise<NodeSource> | undefined;
+  const real = (): Promise<NodeSource> => {
+    making ??= deps.startRange().then((start) => {
+      made = deps.create(start);
+      return made;
+    });
+    return making;
+  };
+  return {
+    fetchPage: async (query) => (await real()).fetchPage(query),
+    headersByHash: async (hashes) => (await real()).headersByHash(hashes),
+    headerBatchSize: deps.headerBatchSize,
+    chainHead: async (contracts) => (await real()).chainHead(contracts),
+    tokenMetadata: async (contract) => (await real()).tokenMetadata(contract),
+    skippedLogs: () => made?.skippedLogs() ?? new Map(),
+    learnedRange: () => made?.learnedRange(),
+    counters: deps.counters,
+    async close() {
+      const source = making ? await making.catch(() => undefined) : undefined;
+      await (source ? source.close() : deps.http.close());
+    },
+  };
 }

@@ -9,6 +9,7 @@ export interface ConnectionFlags {
 /** Adds `--database-url`, and `--api-url` for a command that talks to the chain API. */
 export function withConnections(cmd: Command, api: boolean): Command {
   cmd.option('--database-url <url>', 'PostgreSQL URL (default: $DATABASE_URL)');
-  if (api) cmd.option('--api-url <url>', 'chain API base URL including the project id (default: $CHAIN_API_URL); never stored, logged or queued');
+  if (api)
+    cmd.option('--api-url <url>', "the builder API's base URL including the project id, or a node source's JSON-RPC URL (default: $CHAIN_API_URL); never stored, logged or queued");
   return cmd;
 }

@@ -15,18 +15,10 @@ import { ensureMigrated } from './exporter.ts';
  */
 export async function enqueue(file: string, flags: ConnectionFlags): Promise<void> {
   const job = await loadJobFile(file);
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
+  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: job.source });
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 3 });
-  const source = createSource({
-    api: settings.api!,
-    logger,
-    clock: systemClock,
-    warehouse,
-    concurrency: 1,
-    requestsPerSecond: job.requestsPerSecond,
-    headerBatchSize: job.headerBatchSize,
-  });
+  const source = createSource({ api: settings.api!, logger, clock: systemClock, warehouse, concurrency: 1, job });
   try {
     await ensureMigrated(warehouse);
     await installQueue(settings.databaseUrl!, logger);

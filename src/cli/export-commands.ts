@@ -3,9 +3,13 @@ import type { BackfillFlags } from '../config/load-job.ts';
 import { withConnections, type ConnectionFlags } from './connection-flags.ts';
 import { withMetrics, type MetricsFlags } from './metrics-flags.ts';
 import type { ReportFlags } from './report-action.ts';
+import type { SourceFlags } from './export-action.ts';
+import type { ProbeFlags } from './probe-action.ts';
+
+const RPC_TIMEOUT_HELP = 'node sources: how long one JSON-RPC call may go unanswered before it is asked again over fewer blocks (default 30)';
 
 /**
- * `migrate`, `backfill`, `run` and `status`: the exporter's commands. Each action imports its implementation
+ * `migrate`, `backfill`, `run`, `status`, `probe` and `report`: the exporter's commands. Each action imports its implementation
  * when it runs, so a process loads the code (and the memory) of the one command it runs, and `--help` none.
  */
 export function registerExportCommands(program: Command): void {
@@ -26,7 +30,9 @@ export function registerExportCommands(program: Command): void {
         .option('--to <block>', 'last block, inclusive (capped at the chain head)')
         .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000)')
         .option('--concurrency <n>', 'chunks read at once (default 4)')
-        .option('--header-batch-size <n>', 'erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000 (default 100)'),
+        .option('--header-batch-size <n>', 'headers asked per JSON-RPC POST, 1 to 1000 (default 100)')
+        .option('--source <kind>', "where to read: builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC: eth_getLogs)")
+        .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP),
     ),
     true,
   ).action(async (flags: ConnectionFlags & BackfillFlags & MetricsFlags) => {
@@ -35,9 +41,15 @@ export function registerExportCommands(program: Command): void {
   });
 
   withConnections(
-    withMetrics(program.command('run').description('run a job file: its contracts and ranges, or to the chain head').argument('<job-file>', 'e.g. jobs/nightly.json')),
+    withMetrics(
+      program
+        .command('run')
+        .description('run a job file: its contracts and ranges, or to the chain head')
+        .argument('<job-file>', 'e.g. jobs/nightly.json')
+        .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP),
+    ),
     true,
-  ).action(async (file: string, flags: ConnectionFlags & MetricsFlags) => {
+  ).action(async (file: string, flags: ConnectionFlags & MetricsFlags & SourceFlags) => {
     const { runJobFile } = await import('./export-action.ts');
     await runJobFile(file, flags);
   });
@@ -52,6 +64,21 @@ export function registerExportCommands(program: Command): void {
   ).action(async (file: string | undefined, flags: ConnectionFlags & { json?: boolean }) => {
     const { printStatus } = await import('./status-action.ts');
     await printStatus(file, flags);
+  });
+
+  withConnections(
+    program
+      .command('probe')
+      .description(
+        'ask the endpoint what it supports: chain id, head, erigon_getHeaderByHash, for a node the largest eth_getLogs range and answer it takes and its batch limit; exits 1 naming what is missing',
+      )
+      .option('--source <kind>', "builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC)")
+      .option('--json', 'one JSON object instead of text')
+      .option('--rpc-timeout <seconds>', 'how long each call may go unanswered (default 30)'),
+    true,
+  ).action(async (flags: ProbeFlags) => {
+    const { probe } = await import('./probe-action.ts');
+    await probe(flags);
   });
 
   withConnections(

@@ -9,7 +9,9 @@ import { createWarehouse, describeConnectionError, type Warehouse } from '../war
 import { pendingMigrations } from '../warehouse/migrate.ts';
 import { FatalError } from '../common/errors.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
+import type { SkippedLogCounts } from '../source/source.ts';
 import { createSource } from './api-clients.ts';
+
 export interface ExportOptions {
   databaseUrl: string;
   api: ApiEndpoint;
@@ -21,28 +23,30 @@ export interface ExportOptions {
   terminal?: TerminalLines;
   /** Prometheus metrics to keep up to date. */
   metrics?: RunMetrics;
+  /** A node source's deadline for one JSON-RPC answer (`--rpc-timeout`); the source's default when unset. */
+  rpcTimeoutMs?: number;
+}
+
+/** What a run did (`runJob`), with what its source skipped and learned. */
+export interface ExportSummary extends RunSummary {
+  /** Logs with the Transfer topic that are not ERC-20 transfers, per contract (a node source's; none for the builder API). */
+  skippedLogs: ReadonlyMap<string, SkippedLogCounts>;
+  /** The `eth_getLogs` range (blocks) a node source learned, kept for the job's next run from the same host. */
+  logsRange?: number;
 }
 
 /**
  * Builds every part of a run from the settings (warehouse, HTTP client, API clients, progress), runs
  * the job, and closes what it opened. The one place where the stages meet their real dependencies.
  */
-export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>, command: 'run' | 'backfill'): Promise<RunSummary> {
+export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>, command: 'run' | 'backfill'): Promise<ExportSummary> {
   const { logger } = options;
   const clock = options.clock ?? systemClock;
   const warehouse = createWarehouse({ databaseUrl: options.databaseUrl, logger, maxConnections: job.concurrency + 4 });
-  const source = createSource({
-    api: options.api,
-    logger,
-    clock,
-    warehouse,
-    concurrency: job.concurrency,
-    requestsPerSecond: job.requestsPerSecond,
-    headerBatchSize: job.headerBatchSize,
-  });
+  const source = createSource({ api: options.api, logger, clock, warehouse, concurrency: job.concurrency, job, rpcTimeoutMs: options.rpcTimeoutMs });
   try {
     await ensureMigrated(warehouse);
-    return await runJob(
+    const summary = await runJob(
       {
         warehouse,
         source,
@@ -55,6 +59,12 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
       job,
       command,
     );
+    // the range that worked, for the next run of the job from this endpoint's host
+    await source
+      .saveLearned(summary.runId)
+      .catch((err: unknown) => logger.warn({ msg: 'could not keep the eth_getLogs range for the next run', job: job.name, err: options.api.redact((err as Error).message) }));
+    const logsRange = source.learnedRange();
+    return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange }) };
   } finally {
     await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);

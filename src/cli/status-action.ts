@@ -3,6 +3,7 @@ import { EtlError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { resolveSettings } from '../config/settings.ts';
+import type { SourceKind } from '../config/job-schema.ts';
 import { createSourceCounters } from '../common/source-counters.ts';
 import { createHttpClient } from '../source/http-client.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
@@ -11,10 +12,11 @@ import { contractStatus } from '../warehouse/status.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
+import { skippedText } from './summary.ts';
 
 /**
- * `erc20-etl status [job-file] [--json]`: per contract, what the warehouse holds, and the lag behind the
- * chain head when `CHAIN_API_URL` is set.
+ * `erc20-etl status [job-file] [--json]`: per contract, what the warehouse holds (with the logs its last run
+ * skipped as not ERC-20 transfers), and the lag behind the chain head when `CHAIN_API_URL` is set.
  */
 export async function printStatus(file: string | undefined, flags: ConnectionFlags & { json?: boolean }): Promise<void> {
   const job = file ? await loadJobFile(file) : undefined;
@@ -33,7 +35,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
       throw describeConnectionError(err);
     });
     const queue = await queueStatus(warehouse.db);
-    const head = await chainHead(flags, logger);
+    const head = await chainHead(flags, logger, job?.source ?? 'any');
     if (flags.json) {
       process.stdout.write(`${JSON.stringify({ head: head ?? null, contracts, queue: queue ?? null }, null, 2)}\n`);
       return;
@@ -48,6 +50,9 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
           `  gaps:        ${s.gaps.map(span).join(', ') || 'none'}\n` +
           (s.inProgress.length ? `  in progress: ${s.inProgress.map(span).join(', ')} (the next run resumes it)\n` : '') +
           `  rows:        ${s.rows}\n` +
+          (s.lastRun && s.skippedLogs && (s.skippedLogs.erc721 || s.skippedLogs.other)
+            ? `  skipped:     ${skippedText(s.skippedLogs)} in run #${s.lastRun.id} (not ERC-20 transfers, not stored)\n`
+            : '') +
           `  last run:    ${s.lastRun ? `#${s.lastRun.id} ${s.lastRun.job} ${s.lastRun.status} at ${s.lastRun.startedAt.toISOString()}${s.lastRun.error ? ` — ${s.lastRun.error}` : ''}` : 'none'}\n` +
           `  lag:         ${lag}\n`,
       );
@@ -71,9 +76,10 @@ function queueText(q: QueueStatus): string {
   );
 }
 
-async function chainHead(flags: ConnectionFlags, logger: Logger): Promise<number | undefined> {
+/** The chain head from `eth_blockNumber`, which a builder API and a node both answer; undefined without an API URL or an answer. */
+async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceKind | 'any'): Promise<number | undefined> {
   if (!flags.apiUrl && !process.env['CHAIN_API_URL']) return undefined;
-  const { api } = resolveSettings({ flags, env: process.env, needs: { database: false, api: true } });
+  const { api } = resolveSettings({ flags, env: process.env, needs: { database: false, api: true }, source });
   const http = createHttpClient({
     endpoint: api!,
     config: { timeoutMs: 10_000, connections: 1, maxResponseBytes: 1 << 20, retries: 2 },

@@ -1,7 +1,11 @@
 import type { RunSummary } from '../pipeline/run-job.ts';
+import type { SkippedLogCounts } from '../source/source.ts';
 
-/** What a finished run says on stdout: per range, totals, and API use. */
-export function summaryText(s: RunSummary): string {
+/** A run's summary, with what a node source skipped and learned when it says so. */
+type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number };
+
+/** What a finished run says on stdout: per range, totals, API use, and logs skipped as not ERC-20 transfers. */
+export function summaryText(s: SummaryInput): string {
   const t = s.totals;
   const lines = [
     `erc20-etl: job ${s.job}, run #${s.runId} succeeded in ${(s.ms / 1000).toFixed(1)} s (chain head ${s.head})`,
@@ -9,6 +13,27 @@ export function summaryText(s: RunSummary): string {
     `  rows: ${t.rowsInserted} inserted, ${t.rowsUpdated} updated, ${t.rowsUnchanged} unchanged, ${t.rowsRemoved} removed`,
     `  API: ${t.apiRequests} requests, ${t.retries} retries, ${t.rateLimited} rate-limited; ${t.headersFetched} headers fetched`,
   ];
+  if (s.logsRange !== undefined) lines.push(`  eth_getLogs: ${s.logsRange} blocks per call learned, the next run of the job starts there`);
+  lines.push(...skippedLines(s.skippedLogs));
   if (!s.ranges.length) lines.push('  nothing to do: every contract is up to date');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * One line per contract with logs skipped, sorted by contract; none when nothing was skipped.
+ *
+ * @example skippedLines(new Map([['0xabc…', { erc721: 12, other: 1 }]]))
+ * // → ['  skipped: 0xabc… 12 ERC-721 and 1 other-shaped Transfer log(s): not ERC-20 transfers, not stored']
+ */
+export function skippedLines(skipped: ReadonlyMap<string, SkippedLogCounts> | undefined): string[] {
+  return [...(skipped ?? [])]
+    .filter(([, c]) => c.erc721 > 0 || c.other > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([contract, c]) => `  skipped: ${contract} ${skippedText(c)}: not ERC-20 transfers, not stored`);
+}
+
+/** `12 ERC-721 and 1 other-shaped Transfer log(s)`, naming only the kinds that occurred. */
+export function skippedText(c: SkippedLogCounts): string {
+  const kinds = [c.erc721 > 0 && `${c.erc721} ERC-721`, c.other > 0 && `${c.other} other-shaped`].filter(Boolean).join(' and ');
+  return `${kinds} Transfer log(s)`;
 }

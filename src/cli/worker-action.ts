@@ -6,7 +6,9 @@ import { queueStatus } from '../queue/queue-status.ts';
 import { trackQueue } from '../metrics/queue-metrics.ts';
 import { runWorker } from '../queue/worker.ts';
 import { createWarehouse } from '../warehouse/db.ts';
-import { createSource } from './api-clients.ts';
+import { createSource, type RunSource } from './api-clients.ts';
+import type { Logger } from '../common/logger.ts';
+import type { Source } from '../source/source.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
@@ -15,7 +17,8 @@ import { workerSettings, type WorkerFlags } from './worker-flags.ts';
 /** `erc20-etl worker`: runs queued chunk tasks with this process's own CHAIN_API_URL. */
 export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags): Promise<void> {
   const options = await workerSettings(flags);
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true } });
+  // one URL for the builder jobs and the node jobs the queue holds: read as either (the whole path redacted)
+  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: 'any' });
   const logger = createLogger();
   const api = settings.api!;
   await withMetricsServed(flags, logger, async (metrics) => {
@@ -31,8 +34,7 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
           warehouse,
           logger,
           clock: systemClock,
-          source: (job) =>
-            createSource({ api, logger, clock: systemClock, warehouse, concurrency: 1, requestsPerSecond: job.requestsPerSecond, headerBatchSize: job.headerBatchSize }),
+          source: (job) => taskSource(createSource({ api, logger, clock: systemClock, warehouse, concurrency: 1, job, rpcTimeoutMs: options.rpcTimeoutMs }), logger),
           redact: (text) => api.redact(text),
           ...(metrics && { metrics }),
         },
@@ -42,4 +44,19 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
       await warehouse.close().catch(() => undefined);
     }
   });
+}
+
+/**
+ * A queued task's source, which keeps the `eth_getLogs` range it learned when the task closes it: a task
+ * reports no success of its own to the worker, and a learned range is one that answered whether or not the
+ * task got to its end.
+ */
+function taskSource(source: RunSource, logger: Logger): Source {
+  return {
+    ...source,
+    async close() {
+      await source.saveLearned().catch((err: unknown) => logger.warn({ msg: 'could not keep the eth_getLogs range for the next run', err: (err as Error).message }));
+      await source.close();
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../common/errors.ts';
 import type { JobConfig } from '../config/job-schema.ts';
-import { loadJobFile } from '../config/load-job.ts';
+import { loadJobFile, RPC_TIMEOUT_SECONDS, rpcTimeoutMs } from '../config/load-job.ts';
 
 /** The flags of `erc20-etl worker`, as commander hands them over. */
 export interface WorkerFlags {
@@ -11,6 +11,7 @@ export interface WorkerFlags {
   schedule?: boolean;
   jobs?: string;
   deadAfter?: string;
+  rpcTimeout?: string;
 }
 
 export interface WorkerSettings {
@@ -18,6 +19,8 @@ export interface WorkerSettings {
   once: boolean;
   leaseSeconds: number;
   scheduled: Readonly<JobConfig>[];
+  /** A node job's deadline for one JSON-RPC answer (`--rpc-timeout`); builder jobs do not use it. */
+  rpcTimeoutMs: number;
 }
 
 const integer = (value: string | undefined, fallback: number, min: number, max: number, flag: string, problems: string[]): number => {
@@ -36,12 +39,19 @@ export async function workerSettings(flags: WorkerFlags): Promise<WorkerSettings
   const problems: string[] = [];
   const concurrency = integer(flags.concurrency, 4, 1, 64, '--concurrency', problems);
   const leaseSeconds = integer(flags.deadAfter, 60, 5, 86_400, '--dead-after', problems);
+  let timeoutMs: number = RPC_TIMEOUT_SECONDS.default * 1000;
+  try {
+    timeoutMs = rpcTimeoutMs(flags);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(err.message.replace(/\.$/, ''));
+  }
   if (flags.once && flags.schedule) problems.push('--once and --schedule: a worker that stops when the queue is empty cannot keep a schedule; use one or the other');
   let scheduled: Readonly<JobConfig>[] = [];
   if (flags.schedule && !flags.once) scheduled = await scheduledJobs(flags.jobs ?? 'jobs', problems);
   if (problems.length)
     throw new ConfigError(`Cannot start the worker (${problems.length} problem(s)):`, problems, 'Fix them and start it again; `erc20-etl worker --help` lists the flags.');
-  return { concurrency, once: Boolean(flags.once), leaseSeconds, scheduled };
+  return { concurrency, once: Boolean(flags.once), leaseSeconds, scheduled, rpcTimeoutMs: timeoutMs };
 }
 
 async function scheduledJobs(dir: string, problems: string[]): Promise<Readonly<JobConfig>[]> {

@@ -7,6 +7,7 @@ describe('parseApiUrl', () => {
     const api = parseApiUrl('https://mainnet.example.org/v3/s3cr3t-id/');
     expect(api.base).toBe('https://mainnet.example.org/v3/s3cr3t-id');
     expect(api.redacted).toBe('https://mainnet.example.org/v3/<redacted>');
+    expect(api.host).toBe('mainnet.example.org');
     expect(api.redact('GET https://mainnet.example.org/v3/s3cr3t-id/builder failed for s3cr3t-id')).toBe(
       'GET https://mainnet.example.org/v3/<redacted>/builder failed for <redacted>',
     );
@@ -26,5 +27,46 @@ describe('parseApiUrl', () => {
       expect(err.message).not.toContain('s3cr3t');
       expect(err.message).toMatch(/CHAIN_API_URL/);
     }
+  });
+
+  describe('a node source', () => {
+    it('takes a node of your own without a path, with nothing to redact', () => {
+      const api = parseApiUrl('http://127.0.0.1:8545/', undefined, 'node');
+      expect(api.base).toBe('http://127.0.0.1:8545');
+      expect(api.redacted).toBe('http://127.0.0.1:8545');
+      expect(api.host).toBe('127.0.0.1:8545');
+      expect(api.redact('eth_getLogs failed at http://127.0.0.1:8545')).toBe('eth_getLogs failed at http://127.0.0.1:8545');
+    });
+
+    it('redacts the whole path, and each part of it of 4 characters or more wherever it appears', () => {
+      const api = parseApiUrl('https://eth-mainnet.example.com/v2/s3cr3t-key/', undefined, 'node');
+      expect(api.base).toBe('https://eth-mainnet.example.com/v2/s3cr3t-key');
+      expect(api.redacted).toBe('https://eth-mainnet.example.com/<redacted>');
+      expect(api.host).toBe('eth-mainnet.example.com');
+      expect(api.redact('POST https://eth-mainnet.example.com/v2/s3cr3t-key failed: unknown key s3cr3t-key (v2, eth_getLogs)')).toBe(
+        'POST https://eth-mainnet.example.com/<redacted> failed: unknown key <redacted> (v2, eth_getLogs)',
+      );
+      const encoded = parseApiUrl('https://node.example/k%40y-with-at', undefined, 'node');
+      expect(encoded.redact('k@y-with-at and k%40y-with-at')).toBe('<redacted> and <redacted>');
+      // a key anywhere in the path, not only at its end
+      const quicknode = parseApiUrl('https://name.example.pro/0123456789abcdef/eth', undefined, 'node');
+      expect(quicknode.redact('GET /0123456789abcdef/eth: 0123456789abcdef')).toBe('GET /<redacted>: <redacted>');
+    });
+
+    it('refuses a query, user info or another scheme, without echoing the value, naming the setting', () => {
+      for (const bad of ['https://node.example/?apikey=s3cr3t', 'https://user:s3cr3t@node.example/', 'ws://node.example/s3cr3t', 'not a url s3cr3t']) {
+        const err = (() => {
+          try {
+            parseApiUrl(bad, '--api-url', 'node');
+          } catch (e) {
+            return e as ConfigError;
+          }
+          throw new Error(`accepted ${bad}`);
+        })();
+        expect(err).toBeInstanceOf(ConfigError);
+        expect(err.message).not.toContain('s3cr3t');
+        expect(err.message).toMatch(/^--api-url /);
+      }
+    });
   });
 });

@@ -12,7 +12,7 @@ function messages(input: unknown): string[] {
 describe('jobSchema', () => {
   it('fills in the defaults and drops $schema', () => {
     const job = jobSchema.parse({ $schema: './job.schema.json', ...base });
-    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64 });
+    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64, source: 'builder' });
     expectTypeOf<JobConfig>().not.toHaveProperty('$schema');
     expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();
     expectTypeOf<JobConfig['contracts'][number]['toBlock']>().toEqualTypeOf<number | undefined>();
@@ -42,5 +42,25 @@ describe('jobSchema', () => {
       'requestsPerSecond: expected a number > 0',
       'finality: expected an integer from 0 to 10000',
     ]);
+  });
+
+  it('reads "source" and a node job\'s "logsRange"', () => {
+    const job = jobSchema.parse({ ...base, source: 'node', logsRange: 2500 });
+    expect(job.source).toBe('node');
+    expect(job.logsRange).toBe(2500);
+    expect(jobSchema.parse(base).logsRange).toBeUndefined();
+    expectTypeOf<JobConfig['source']>().toEqualTypeOf<'builder' | 'node'>();
+    expect(messages({ ...base, source: 'node', logsRange: 1 })).toEqual([]);
+    expect(messages({ ...base, source: 'node', logsRange: 100_000 })).toEqual([]);
+  });
+
+  it('refuses another source, a logsRange out of range, and a logsRange without a node source', () => {
+    expect(messages({ ...base, source: 'Node' })).toEqual(['source: expected "builder" (the hosted builder API) or "node" (any Ethereum node\'s JSON-RPC)']);
+    expect(messages({ ...base, source: 'node', logsRange: 0 })).toEqual(['logsRange: expected an integer from 1 to 100000']);
+    expect(messages({ ...base, source: 'node', logsRange: 100_001 })).toEqual(['logsRange: expected an integer from 1 to 100000']);
+    expect(messages({ ...base, source: 'node', logsRange: 2.5 })).toEqual(['logsRange: expected an integer from 1 to 100000']);
+    const needsNode = 'logsRange: applies to "source": "node" only (eth_getLogs ranges); add "source": "node", or drop it';
+    expect(messages({ ...base, logsRange: 500 })).toEqual([needsNode]);
+    expect(messages({ ...base, source: 'builder', logsRange: 500, pageSize: 0 })).toEqual(['pageSize: expected an integer from 1 to 1000', needsNode]);
   });
 });

@@ -21,6 +21,14 @@ function integer(min: number, max: number, expected: string) {
 
 const blockNumber = () => integer(0, MAX_BLOCK_NUMBER, 'expected an integer ≥ 0');
 
+/** Where a job reads the chain: the hosted builder API (the default), or any Ethereum node's standard JSON-RPC. */
+export const SOURCE_KINDS = ['builder', 'node'] as const;
+export type SourceKind = (typeof SOURCE_KINDS)[number];
+export const SOURCE_EXPECTED = 'expected "builder" (the hosted builder API) or "node" (any Ethereum node\'s JSON-RPC)';
+
+/** The most blocks one `eth_getLogs` call asks for, whatever the job says: the node source's cap (reth's default limit). */
+export const MAX_LOGS_RANGE = 100_000;
+
 /** `0x` and 40 hex digits in any case, normalised to lower case. */
 export const contractAddress = z
   .string({ error: 'expected a contract address: 0x and 40 hex digits' })
@@ -125,6 +133,17 @@ export const jobSchema = z
         title: 'Finality',
         description: 'When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000.',
       }),
+      source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).default('builder').meta({
+        title: 'Source',
+        description:
+          'Where the transfers are read: "builder", the hosted builder API (getTokenTransfers pages); or "node", any Ethereum node or RPC provider through standard JSON-RPC (eth_getLogs). CHAIN_API_URL is then the node\'s JSON-RPC URL.',
+      }),
+      logsRange: integer(1, MAX_LOGS_RANGE, `expected an integer from 1 to ${MAX_LOGS_RANGE}`)
+        .optional()
+        .meta({
+          title: 'First eth_getLogs range',
+          description: `For "source": "node": the blocks the first eth_getLogs call asks for, 1 to ${MAX_LOGS_RANGE}; the range then adapts to what the node answers. Leave it out to start from the range the last run of this job learned from the same endpoint host, else 2000.`,
+        }),
       schedule: z
         .string({ error: CRON_EXPECTED })
         // graphile-worker's crontab refuses spaces around the pattern: the worker is given it trimmed
@@ -143,6 +162,15 @@ export const jobSchema = z
     },
     { error: 'expected a JSON object like {"name": "…", "contracts": [{"address": "0x…", "fromBlock": 0}]}' },
   )
+  .refine((job) => job.logsRange === undefined || job.source === 'node', {
+    path: ['logsRange'],
+    error: 'applies to "source": "node" only (eth_getLogs ranges); add "source": "node", or drop it',
+    // also when another field has a problem: every problem is reported at once
+    when: ({ value }) => {
+      const job = value as { logsRange?: unknown; source?: unknown } | null;
+      return job !== null && typeof job === 'object' && job.logsRange !== undefined && (job.source === undefined || job.source === 'builder');
+    },
+  })
   .transform(({ $schema: _ignored, ...job }) => job)
   .meta({
     title: 'erc20-etl job',

@@ -31,7 +31,20 @@ describe('the job JSON Schema', () => {
     expect(schema.properties['pageSize']?.default).toBe(1000);
     expect(schema.properties['concurrency']?.default).toBe(4);
     expect(schema.properties['finality']?.default).toBe(64);
-    expect(Object.keys(schema.properties)).toEqual(['$schema', 'name', 'contracts', 'pageSize', 'concurrency', 'requestsPerSecond', 'headerBatchSize', 'finality', 'schedule']);
+    expect(schema.properties['source']?.default).toBe('builder');
+    expect(Object.keys(schema.properties)).toEqual([
+      '$schema',
+      'name',
+      'contracts',
+      'pageSize',
+      'concurrency',
+      'requestsPerSecond',
+      'headerBatchSize',
+      'finality',
+      'source',
+      'logsRange',
+      'schedule',
+    ]);
     for (const [key, field] of Object.entries(schema.properties)) expect(field.description, key).toBeTruthy();
     const contract = schema.properties['contracts']?.items;
     expect(contract?.additionalProperties).toBe(false);
@@ -43,7 +56,7 @@ describe('the job JSON Schema', () => {
 describe('the example jobs', () => {
   it('all validate and point editors at the schema', async () => {
     const files = await exampleJobs();
-    expect(files).toEqual(expect.arrayContaining(['demo.json', 'usdc-usdt-mainnet.example.json']));
+    expect(files).toEqual(expect.arrayContaining(['demo.json', 'usdc-usdt-mainnet.example.json', 'usdc-usdt-node.example.json']));
     for (const file of files) {
       await expect(loadJobFile(`${jobsDir}${file}`), file).resolves.toHaveProperty('name');
       expect(JSON.parse(await readFile(`${jobsDir}${file}`, 'utf8')).$schema, file).toBe('./job.schema.json');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../common/errors.ts';
-import { backfillJob, loadJobFile, parseJobText } from './load-job.ts';
+import { backfillJob, loadJobFile, parseJobText, rpcTimeoutMs } from './load-job.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
 const USDT = '0xdac17f958d2ee523a2206206994597c13d831ec7';
@@ -66,6 +66,7 @@ describe('loadJobFile', () => {
       concurrency: 4,
       headerBatchSize: 100,
       finality: 64,
+      source: 'builder',
     });
     expect(job).not.toHaveProperty('$schema');
   });
@@ -142,6 +143,22 @@ describe('loadJobFile', () => {
       expected: /contracts\[0\]\.fromBlock: expected an integer ≥ 0, got "100" \(text: write numbers without quotes\)/,
     },
     { case: 'a top level that is not an object', job: '[1, 2]', expected: /: expected a JSON object like \{"name": "…", "contracts": \[/ },
+    {
+      case: 'a source that is neither builder nor node',
+      job: { ...valid, source: 'erigon' },
+      expected: /: source: expected "builder" \(the hosted builder API\) or "node" \(any Ethereum node's JSON-RPC\), got "erigon"/,
+    },
+    { case: 'a logsRange of 0', job: { ...valid, source: 'node', logsRange: 0 }, expected: /: logsRange: expected an integer from 1 to 100000, got 0/ },
+    {
+      case: 'a logsRange in quotes',
+      job: { ...valid, source: 'node', logsRange: '2000' },
+      expected: /: logsRange: expected an integer from 1 to 100000, got "2000" \(text: write numbers without quotes\)/,
+    },
+    {
+      case: 'a logsRange without "source": "node"',
+      job: { ...valid, logsRange: 2000 },
+      expected: /: logsRange: applies to "source": "node" only \(eth_getLogs ranges\); add "source": "node", or drop it/m,
+    },
   ];
 
   for (const { case: name, job, expected } of invalid) {
@@ -182,7 +199,7 @@ describe('loadJobFile', () => {
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
       `${path}: headerBatchSize: expected an integer from 1 to 1000, got 0`,
-      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, schedule`,
+      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, source, logsRange, schedule`,
     ]);
   });
 
@@ -254,6 +271,7 @@ describe('backfillJob', () => {
       concurrency: 4,
       headerBatchSize: 100,
       finality: 64,
+      source: 'builder',
     });
     expect(Object.isFrozen(job.contracts[0])).toBe(true);
   });
@@ -278,6 +296,20 @@ describe('backfillJob', () => {
     ]);
   });
 
+  it('reads --source, and checks --rpc-timeout with the other flags while leaving it out of the job', () => {
+    const node = backfillJob({ contract: [USDC], from: '100', to: '200', source: 'node', rpcTimeout: '2.5' });
+    expect(node.source).toBe('node');
+    expect(node).not.toHaveProperty('rpcTimeout');
+    // one range, one name and lock, whichever source reads it
+    expect(node.name).toBe(backfillJob({ contract: [USDC], from: '100', to: '200' }).name);
+    expect(backfillJob({ contract: [USDC], from: '100', to: '200' }).source).toBe('builder');
+    const err = configErrorOfSync(() => backfillJob({ contract: [USDC], from: '1', to: '2', source: 'nodes', rpcTimeout: '0' }));
+    expect(err.problems).toEqual([
+      '--source: expected "builder" (the hosted builder API) or "node" (any Ethereum node\'s JSON-RPC), got "nodes"',
+      '--rpc-timeout: expected seconds from 0.1 to 3600, like 30, got "0"',
+    ]);
+  });
+
   it('requires --contract, --from and --to', () => {
     const err = configErrorOfSync(() => backfillJob({}));
     expect(err.problems).toEqual([
@@ -290,5 +322,22 @@ describe('backfillJob', () => {
   it('refuses --from after --to and a contract given twice', () => {
     const err = configErrorOfSync(() => backfillJob({ contract: [USDC, USDC.toUpperCase().replace('0X', '0x')], from: '20', to: '10' }));
     expect(err.problems).toEqual([`--contract: ${USDC} is given twice; expected each contract once`, '--to: --from (20) is greater than --to (10); expected --from ≤ --to']);
+  });
+});
+
+describe('rpcTimeoutMs', () => {
+  it('reads --rpc-timeout in seconds, fractions allowed, 30 s when not given', () => {
+    expect(rpcTimeoutMs({})).toBe(30_000);
+    expect(rpcTimeoutMs({ rpcTimeout: '5' })).toBe(5_000);
+    expect(rpcTimeoutMs({ rpcTimeout: '0.25' })).toBe(250);
+    expect(rpcTimeoutMs({ rpcTimeout: '3600' })).toBe(3_600_000);
+  });
+
+  it('refuses what is not a number of seconds from 0.1 to 3600, naming the flag and the value', () => {
+    for (const bad of ['0', '0.05', '3601', '-1', '1e3', '30s', '', ' 5']) {
+      const err = configErrorOfSync(() => rpcTimeoutMs({ rpcTimeout: bad }));
+      expect(err.exitCode).toBe(2);
+      expect(err.message).toBe(`--rpc-timeout: expected seconds from 0.1 to 3600, like 30, got ${JSON.stringify(bad)}.`);
+    }
   });
 });

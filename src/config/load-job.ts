@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../common/errors.ts';
-import { jobSchema, MAX_BLOCK_NUMBER, type JobConfig } from './job-schema.ts';
+import { jobSchema, MAX_BLOCK_NUMBER, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
 import { describeIssues, jsonSyntaxProblem } from './problems.ts';
 
 const JOB_FILE_HINT = 'Fix them and run again. jobs/job.schema.json describes every field; with "$schema": "./job.schema.json" in the file, editors check it as you type.';
@@ -60,6 +60,10 @@ export interface BackfillFlags {
   pageSize?: string;
   concurrency?: string;
   headerBatchSize?: string;
+  /** `builder` (the default) or `node`. */
+  source?: string;
+  /** Seconds; see `rpcTimeoutMs`. Not part of the job: checked here with the other flags. */
+  rpcTimeout?: string;
 }
 
 const FLAG_NAMES: Readonly<Record<string, string>> = {
@@ -69,7 +73,31 @@ const FLAG_NAMES: Readonly<Record<string, string>> = {
   pageSize: '--page-size',
   concurrency: '--concurrency',
   headerBatchSize: '--header-batch-size',
+  source: '--source',
+  rpcTimeout: '--rpc-timeout',
 };
+
+/** `--rpc-timeout SECONDS`: how long a node source waits for one JSON-RPC answer before it asks for less. */
+export const RPC_TIMEOUT_SECONDS = { default: 30, min: 0.1, max: 3600 } as const;
+const RPC_TIMEOUT_EXPECTED = `expected seconds from ${RPC_TIMEOUT_SECONDS.min} to ${RPC_TIMEOUT_SECONDS.max}, like ${RPC_TIMEOUT_SECONDS.default}`;
+const rpcTimeoutFlag = z
+  .string({ error: RPC_TIMEOUT_EXPECTED })
+  .regex(/^[0-9]{1,6}(?:\.[0-9]{1,3})?$/, { error: RPC_TIMEOUT_EXPECTED })
+  .transform(Number)
+  .pipe(z.number().min(RPC_TIMEOUT_SECONDS.min, { error: RPC_TIMEOUT_EXPECTED }).max(RPC_TIMEOUT_SECONDS.max, { error: RPC_TIMEOUT_EXPECTED }));
+
+/**
+ * The `--rpc-timeout` of a command in milliseconds: the flag's seconds, else 30 s.
+ *
+ * @example rpcTimeoutMs({ rpcTimeout: '2.5' }) // → 2500
+ * @example rpcTimeoutMs({ rpcTimeout: '0' }) // ConfigError: --rpc-timeout: expected seconds from 0.1 to 3600, like 30, got "0"
+ */
+export function rpcTimeoutMs(flags: { rpcTimeout?: string | undefined }): number {
+  if (flags.rpcTimeout === undefined) return RPC_TIMEOUT_SECONDS.default * 1000;
+  const parsed = rpcTimeoutFlag.safeParse(flags.rpcTimeout);
+  if (!parsed.success) throw new ConfigError(`--rpc-timeout: ${RPC_TIMEOUT_EXPECTED}, got ${JSON.stringify(flags.rpcTimeout)}.`);
+  return Math.round(parsed.data * 1000);
+}
 
 const ADDRESS = 'expected a contract address (0x and 40 hex digits); repeat --contract for several';
 const BLOCK = 'expected a block number (integer ≥ 0)';
@@ -100,6 +128,8 @@ const backfillFlags = z
     pageSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
     concurrency: flagInteger('expected an integer from 1 to 64', 1, 64).optional(),
     headerBatchSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
+    source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).optional(),
+    rpcTimeout: rpcTimeoutFlag.optional(),
   })
   .refine((f) => f.from <= f.to, {
     path: ['to'],
@@ -115,10 +145,12 @@ const backfillFlags = z
 
 /**
  * The job of `erc20-etl backfill`: the same shape as a job file, named `backfill-<8 hex>` after its
- * contracts (in any order) and range, so the same backfill always has the same lock and ledger name.
+ * contracts (in any order) and range, so the same backfill always has the same lock and ledger name (through
+ * either source: one range is not read by two backfills at once). `--rpc-timeout` is checked with the other
+ * flags, but is no part of the job (see `rpcTimeoutMs`).
  *
  * @example backfillJob({ contract: ['0xA0b8…eB48'], from: '100', to: '200' })
- * // → { name: 'backfill-1f0c2a9e', contracts: [{ address: '0xa0b8…eb48', fromBlock: 100, toBlock: 200 }], pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64 }
+ * // → { name: 'backfill-1f0c2a9e', contracts: [{ address: '0xa0b8…eb48', fromBlock: 100, toBlock: 200 }], pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64, source: 'builder' }
  */
 export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
   const input = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
@@ -141,6 +173,7 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
       ...(f.pageSize !== undefined && { pageSize: f.pageSize }),
       ...(f.concurrency !== undefined && { concurrency: f.concurrency }),
       ...(f.headerBatchSize !== undefined && { headerBatchSize: f.headerBatchSize }),
+      ...(f.source !== undefined && { source: f.source }),
     }),
   );
 }

@@ -67,4 +67,21 @@ describe('resolveSettings', () => {
     const notUrl = problemsOf({ flags: { databaseUrl: 'host=db password=hunter2' }, env: {}, needs: { database: true, api: false } });
     expect(notUrl).toEqual(['--database-url is not a URL: expected a URL like postgres://user:password@host:5432/database']);
   });
+
+  it("reads a node source's URL as the node's, and says so when it is missing", () => {
+    const s = resolveSettings({ flags: {}, env: { CHAIN_API_URL: 'http://127.0.0.1:8545' }, needs: { database: false, api: true }, source: 'node' });
+    expect(s.api?.base).toBe('http://127.0.0.1:8545');
+    expect(s.api?.host).toBe('127.0.0.1:8545');
+    // the builder API needs its project id
+    expect(problemsOf({ flags: {}, env: { CHAIN_API_URL: 'http://127.0.0.1:8545' }, needs: { database: false, api: true } })).toEqual([
+      'CHAIN_API_URL has no project id: expected a base URL that ends in it, like https://<network>.<provider>/<project-id>',
+    ]);
+    expect(problemsOf({ flags: {}, env: {}, needs: { database: false, api: true }, source: 'node' })).toEqual([
+      "no node: set CHAIN_API_URL or pass --api-url, the node's JSON-RPC URL (with your key where the provider gives one), e.g. https://<provider>/<key> or http://127.0.0.1:8545",
+    ]);
+    // either kind (a worker's, status without a job): read as a node's, the whole path redacted
+    const any = resolveSettings({ flags: { apiUrl: 'https://eth.example/v3/k3y-id' }, env: {}, needs: { database: false, api: true }, source: 'any' });
+    expect(any.api?.redacted).toBe('https://eth.example/<redacted>');
+    expect(problemsOf({ flags: {}, env: {}, needs: { database: false, api: true }, source: 'any' })[0]).toMatch(/^no chain API: .*or a node's JSON-RPC URL$/);
+  });
 });

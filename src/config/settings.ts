@@ -1,16 +1,23 @@
 /**
  * The two settings that are not in a job file because they hold credentials: where the warehouse is
- * (`DATABASE_URL` / `--database-url`) and the chain API's base URL (`CHAIN_API_URL` / `--api-url`).
+ * (`DATABASE_URL` / `--database-url`) and the chain API's base URL, or a node source's JSON-RPC URL
+ * (`CHAIN_API_URL` / `--api-url`).
  * A flag wins over the environment. Values are never echoed in messages: both may hold secrets.
  */
 import { ConfigError } from '../common/errors.ts';
 import { parseApiUrl, type ApiEndpoint } from './api-url.ts';
+import type { SourceKind } from './job-schema.ts';
 
 export interface SettingsInput {
   flags: { databaseUrl?: string; apiUrl?: string };
   env: NodeJS.ProcessEnv;
   /** What the command needs; a setting it does not need is not read (so a stale variable cannot break it). */
   needs: { database: boolean; api: boolean };
+  /**
+   * What the API URL is read as: the builder API's base URL (the default), a node's JSON-RPC URL, or either
+   * (`any`: read as a node's, which takes every builder URL too and redacts its whole path).
+   */
+  source?: SourceKind | 'any' | undefined;
 }
 
 export interface Settings {
@@ -45,10 +52,10 @@ export function resolveSettings(input: SettingsInput): Readonly<Settings> {
   if (input.needs.api) {
     const chosen = pick(input.flags.apiUrl, '--api-url', input.env['CHAIN_API_URL'], 'CHAIN_API_URL');
     if (!chosen) {
-      problems.push('no chain API: set CHAIN_API_URL or pass --api-url, the base URL including your project id, e.g. https://<network>.<provider>/<project-id>');
+      problems.push(MISSING_API[input.source ?? 'builder']);
     } else {
       try {
-        settings.api = parseApiUrl(chosen.value, chosen.source);
+        settings.api = parseApiUrl(chosen.value, chosen.source, input.source === 'builder' || input.source === undefined ? 'builder' : 'node');
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         problems.push(e.message);
@@ -65,6 +72,12 @@ export function resolveSettings(input: SettingsInput): Readonly<Settings> {
   }
   return Object.freeze(settings);
 }
+
+const MISSING_API = {
+  builder: 'no chain API: set CHAIN_API_URL or pass --api-url, the base URL including your project id, e.g. https://<network>.<provider>/<project-id>',
+  node: "no node: set CHAIN_API_URL or pass --api-url, the node's JSON-RPC URL (with your key where the provider gives one), e.g. https://<provider>/<key> or http://127.0.0.1:8545",
+  any: "no chain API: set CHAIN_API_URL or pass --api-url, the builder API's base URL including your project id, or a node's JSON-RPC URL",
+} as const;
 
 /** The flag if given, else the variable; blank counts as not given. */
 function pick(flag: string | undefined, flagName: string, env: string | undefined, envName: string): { value: string; source: string } | undefined {

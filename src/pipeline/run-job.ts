@@ -47,7 +47,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const contracts = job.contracts.map((c) => c.address);
     runId = await startRun(warehouse.db, { job: job.name, command, contracts });
     // the ledger keeps up while the run works, so a killed run still shows what it did
-    ledger = startRunLedger(deps, { runId, counters: deps.source.counters });
+    ledger = startRunLedger(deps, { runId, source: deps.source });
     const { head, from } = await deps.source.chainHead(contracts);
     logger.info({ msg: 'run started', job: job.name, run: runId, head, headFrom: from });
     const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, { runId: runId!, ranges, head, ledger: ledger!, lock, resumed });

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import type { Source } from '../source/source.ts';
+import type { SkippedLogCounts, Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { addToRun, emptyTotals, type RunTotals } from '../warehouse/runs.ts';
+import { recordSkippedLogs } from '../warehouse/skipped-logs.ts';
 
 /** How often a working run's totals reach the warehouse: a killed run loses at most this much of them. */
 const LEDGER_EVERY_MS = 5_000;
@@ -18,16 +19,19 @@ export interface RunLedger {
 /**
  * Keeps a run's row in export_runs up to date while work goes on, every few seconds and when stopped: each
  * write adds what is new since the last one, so any number of processes (a run, or a run's workers) can add
- * their share to one run. The source's requests, retries and rate limits are counted in.
+ * their share to one run. The source's requests, retries and rate limits are counted in, and the logs it
+ * skipped (not ERC-20 transfers) per contract.
  */
-export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, scope: { runId: string; counters: Source['counters'] }): RunLedger {
+export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, scope: { runId: string; source: Pick<Source, 'counters' | 'skippedLogs'> }): RunLedger {
+  const { counters } = scope.source;
   const totals = emptyTotals();
   const added = emptyTotals();
+  const skippedAdded = new Map<string, SkippedLogCounts>();
   let writing: Promise<void> = Promise.resolve();
   const add = () => {
-    totals.apiRequests = scope.counters.transferRequests + scope.counters.rpcPosts;
-    totals.retries = scope.counters.retries;
-    totals.rateLimited = scope.counters.rateLimited;
+    totals.apiRequests = counters.transferRequests + counters.rpcPosts;
+    totals.retries = counters.retries;
+    totals.rateLimited = counters.rateLimited;
     const delta = emptyTotals();
     let changed = false;
     for (const key of Object.keys(delta) as (keyof RunTotals)[]) {
@@ -35,12 +39,20 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       added[key] = totals[key];
       changed ||= delta[key] !== 0;
     }
-    if (!changed) return writing;
+    const skipped = skippedSince(scope.source.skippedLogs(), skippedAdded);
+    if (!changed && !skipped.size) return writing;
     writing = writing
-      .then(() => addToRun(deps.warehouse.db, scope.runId, delta))
+      .then(async () => {
+        if (changed) await addToRun(deps.warehouse.db, scope.runId, delta);
+        if (skipped.size) await recordSkippedLogs(deps.warehouse.db, scope.runId, skipped);
+      })
       .catch((err: unknown) => {
-        // not added: the next write carries it again
+        // not added: the next write carries it again (a failed skipped-log write after the totals' may count those twice)
         for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
+        for (const [contract, d] of skipped) {
+          const was = skippedAdded.get(contract)!;
+          skippedAdded.set(contract, { erc721: was.erc721 - d.erc721, other: was.other - d.other });
+        }
         deps.logger.warn({ msg: 'could not add to the run totals; the next write will', run: scope.runId, err: (err as Error).message });
       });
     return writing;
@@ -55,4 +67,16 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       await add();
     },
   };
+}
+
+/** What was skipped since the last write, per contract; `added` becomes what is written now. */
+function skippedSince(now: ReadonlyMap<string, SkippedLogCounts>, added: Map<string, SkippedLogCounts>): Map<string, SkippedLogCounts> {
+  const delta = new Map<string, SkippedLogCounts>();
+  for (const [contract, c] of now) {
+    const was = added.get(contract) ?? { erc721: 0, other: 0 };
+    if (c.erc721 === was.erc721 && c.other === was.other) continue;
+    delta.set(contract, { erc721: c.erc721 - was.erc721, other: c.other - was.other });
+    added.set(contract, { ...c });
+  }
+  return delta;
 }

@@ -57,7 +57,7 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     const runner: RunnerDeps = { ...deps, source };
     const untrack = deps.metrics?.trackSource(source.counters);
     // the run's totals keep up while the task works, so a worker killed mid-chunk loses at most a few seconds of them
-    const ledger = startRunLedger(deps, { runId, counters: source.counters });
+    const ledger = startRunLedger(deps, { runId, source });
     try {
       const wasDone = chunk.done;
       if (!wasDone) {

@@ -158,6 +158,25 @@ export interface Database {
   export_coverage: ExportCoverageTable;
   api_rate_limits: ApiRateLimitsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
+  logs_ranges: LogsRangesTable;
+  export_run_skipped_logs: ExportRunSkippedLogsTable;
+}
+
+/** The `eth_getLogs` range a node source learned, per job and endpoint host, never the URL (migration 0007). */
+export interface LogsRangesTable {
+  job: string;
+  endpoint_host: string;
+  blocks: number;
+  run_id: BigintColumn | null;
+  updated_at: Generated<Date>;
+}
+
+/** Logs with the Transfer topic a run skipped as not ERC-20 transfers, per contract (migration 0007). */
+export interface ExportRunSkippedLogsTable {
+  run_id: BigintColumn;
+  contract_address: string;
+  erc721: BigintColumn;
+  other: BigintColumn;
 }
 
 /** A live worker's graphile-worker id and when it last said so (migration 0005). */

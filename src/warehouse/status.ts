@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { gaps, mergeSpans, type Span } from '../common/spans.ts';
 import type { Database, RunStatus } from './schema.ts';
+import { skippedLogsOfRun, type SkippedCounts } from './skipped-logs.ts';
 
 export interface ContractStatus {
   contract: string;
@@ -11,11 +12,17 @@ export interface ContractStatus {
   inProgress: Span[];
   rows: number;
   lastRun: { id: string; job: string; status: RunStatus; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
+  /**
+   * Logs with the Transfer topic that the last run (`lastRun`) read for the contract and skipped as not ERC-20
+   * transfers (a node source's ERC-721 and other shapes); zeros when it skipped none, null when there is no run.
+   * The last run's counts, not a sum: runs that re-read blocks would count the same logs again.
+   */
+  skippedLogs: SkippedCounts | null;
 }
 
 /**
- * Per contract: the blocks covered (merged), the gaps between them, open ranges, rows in the warehouse
- * and the last run that touched it. `contracts` limits it to a job's contracts; otherwise every contract
+ * Per contract: the blocks covered (merged), the gaps between them, open ranges, rows in the warehouse,
+ * the last run that touched it and the logs that run skipped. `contracts` limits it to a job's contracts; otherwise every contract
  * the warehouse knows.
  */
 export async function contractStatus(db: Kysely<Database>, contracts?: readonly string[]): Promise<ContractStatus[]> {
@@ -40,6 +47,7 @@ export async function contractStatus(db: Kysely<Database>, contracts?: readonly 
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
+    const skipped = run ? ((await skippedLogsOfRun(db, run.id)).get(contract) ?? { erc721: 0, other: 0 }) : null;
     const covered = mergeSpans(coverage.map((c) => ({ fromBlock: Number(c.from_block), toBlock: Number(c.to_block) })));
     out.push({
       contract,
@@ -49,6 +57,7 @@ export async function contractStatus(db: Kysely<Database>, contracts?: readonly 
       inProgress: open.map((o) => ({ fromBlock: Number(o.from_block), toBlock: Number(o.to_block) })),
       rows: Number(rows?.n ?? 0),
       lastRun: run ? { id: run.id, job: run.job, status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error } : null,
+      skippedLogs: skipped,
     });
   }
   return out;

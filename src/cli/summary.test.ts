@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { emptyTotals } from '../warehouse/runs.ts';
+import { skippedLines, summaryText } from './summary.ts';
+
+const run = { runId: '7', job: 'nightly', head: 1000, ranges: [{ contract: '0xaaa', fromBlock: 1, toBlock: 1000, rows: 5, removed: 0 }], totals: emptyTotals(), ms: 1500 };
+
+describe('summaryText', () => {
+  it('adds a line per contract with skipped logs, and the eth_getLogs range learned, only when there are any', () => {
+    const plain = summaryText(run);
+    expect(plain).not.toMatch(/skipped|eth_getLogs/);
+    expect(summaryText({ ...run, skippedLogs: new Map([['0xaaa', { erc721: 0, other: 0 }]]) })).toBe(plain);
+
+    const text = summaryText({
+      ...run,
+      logsRange: 1500,
+      skippedLogs: new Map([
+        ['0xccc', { erc721: 0, other: 2 }],
+        ['0xbbb', { erc721: 12, other: 1 }],
+      ]),
+    });
+    expect(text.split('\n').slice(4)).toEqual([
+      '  eth_getLogs: 1500 blocks per call learned, the next run of the job starts there',
+      '  skipped: 0xbbb 12 ERC-721 and 1 other-shaped Transfer log(s): not ERC-20 transfers, not stored',
+      '  skipped: 0xccc 2 other-shaped Transfer log(s): not ERC-20 transfers, not stored',
+      '',
+    ]);
+  });
+
+  it('has no skipped lines for none', () => {
+    expect(skippedLines(undefined)).toEqual([]);
+    expect(skippedLines(new Map())).toEqual([]);
+  });
+});

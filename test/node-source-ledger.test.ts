@@ -1,0 +1,178 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDataset } from '../src/dataset/read.ts';
+import { learnedLogsRange, saveLogsRange } from '../src/warehouse/logs-ranges.ts';
+import { startRun } from '../src/warehouse/runs.ts';
+import { recordSkippedLogs, skippedLogsOfRun } from '../src/warehouse/skipped-logs.ts';
+import { contractStatus } from '../src/warehouse/status.ts';
+import { runCli } from './helpers/cli.ts';
+import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { migratedWarehouse } from './helpers/exporter.ts';
+import { FIXTURE_DIR } from './helpers/fixtures.ts';
+
+/**
+ * What a node source keeps in the warehouse (migration 0007): the eth_getLogs range learned per job and endpoint
+ * host, and the logs each run skipped per contract; and how `backfill --source node`, `run`, `enqueue`, `worker`
+ * and `status` use them.
+ */
+
+const SECRET = 'node-SECRET-91ab';
+const USDT = '0xdac17f958d2ee523a2206206994597c13d831ec7';
+const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+const WETH = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2';
+
+let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+let tmp: string;
+beforeAll(async () => {
+  target = await migratedWarehouse('node_ledger');
+  tmp = await mkdtemp(join(tmpdir(), 'erc20-etl-node-ledger-'));
+});
+afterAll(async () => {
+  await target?.drop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('recordSkippedLogs', () => {
+  it('adds per run and contract what each call (a run, or each of its tasks) skipped, writing nothing for none', async () => {
+    const db = target.warehouse.db;
+    const run = await startRun(db, { job: 'skips', command: 'run', contracts: [USDT, USDC] });
+    const other = await startRun(db, { job: 'skips', command: 'run', contracts: [USDT] });
+    await recordSkippedLogs(db, run, new Map());
+    await recordSkippedLogs(
+      db,
+      run,
+      new Map([
+        [USDT.toUpperCase().replace('0X', '0x'), { erc721: 3, other: 0 }],
+        [USDC, { erc721: 0, other: 0 }],
+      ]),
+    );
+    await recordSkippedLogs(db, run, new Map([[USDT, { erc721: 2, other: 1 }]]));
+    await recordSkippedLogs(db, other, new Map([[USDT, { erc721: 0, other: 7 }]]));
+    expect(await skippedLogsOfRun(db, run)).toEqual(new Map([[USDT, { erc721: 5, other: 1 }]]));
+    expect(await skippedLogsOfRun(db, other)).toEqual(new Map([[USDT, { erc721: 0, other: 7 }]]));
+    await expect(recordSkippedLogs(db, run, new Map([[USDC, { erc721: 1.5, other: 0 }]]))).rejects.toThrow(/integers ≥ 0/);
+    await expect(recordSkippedLogs(db, run, new Map([[USDC, { erc721: -1, other: 2 }]]))).rejects.toThrow(/integers ≥ 0/);
+  });
+
+  it("shows in status: the last run's counts per contract", async () => {
+    const db = target.warehouse.db;
+    const [usdt, usdc] = await contractStatus(db, [USDT, USDC]);
+    // the last run of USDT is `other` above; USDC's last run skipped nothing
+    expect(usdt?.skippedLogs).toEqual({ erc721: 0, other: 7 });
+    expect(usdc?.skippedLogs).toEqual({ erc721: 0, other: 0 });
+    expect((await contractStatus(db, [WETH]))[0]?.skippedLogs).toBeNull();
+
+    const file = join(tmp, 'skips.json');
+    await writeFile(file, JSON.stringify({ name: 'skips', contracts: [USDT, USDC].map((address) => ({ address, fromBlock: 0 })) }));
+    const text = await runCli(['status', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`${USDT}\\n(?:.*\\n)*? {2}skipped: {5}7 other-shaped Transfer log\\(s\\) in run #\\d+ \\(not ERC-20 transfers, not stored\\)\\n`));
+    expect(text.stdout.split(`${USDC}\n`)[1]).not.toMatch(/skipped/);
+    const json = await runCli(['status', file, '--json'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+    const contracts = (JSON.parse(json.stdout) as { contracts: { contract: string; skippedLogs: unknown }[] }).contracts;
+    expect(contracts.find((c) => c.contract === USDT)?.skippedLogs).toEqual({ erc721: 0, other: 7 });
+  });
+});
+
+describe('learned eth_getLogs ranges', () => {
+  it('keeps one range per job and endpoint host, the newest', async () => {
+    const db = target.warehouse.db;
+    expect(await learnedLogsRange(db, 'nightly', 'mainnet.example.org')).toBeUndefined();
+    await saveLogsRange(db, { job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 2000 });
+    await saveLogsRange(db, { job: 'nightly', endpointHost: 'other.example.org:8545', blocks: 50 });
+    await saveLogsRange(db, { job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 1500 });
+    expect(await learnedLogsRange(db, 'nightly', 'mainnet.example.org')).toBe(1500);
+    expect(await learnedLogsRange(db, 'nightly', 'other.example.org:8545')).toBe(50);
+    expect(await learnedLogsRange(db, 'weekly', 'mainnet.example.org')).toBeUndefined();
+    await expect(saveLogsRange(db, { job: 'nightly', endpointHost: 'x', blocks: 0 })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('erc20-etl with a node source', () => {
+  let devnet: RunningDevnet;
+  let proxy: Server;
+  let proxyOrigin: string;
+  /** The blocks of each eth_getLogs call, in the order they came. */
+  const spans: number[] = [];
+  beforeAll(async () => {
+    // the real mainnet fixture, served as geth serves it (no erigon_*), with a block limit QuickNode states in its refusals
+    devnet = await startDevnet(await readDataset(FIXTURE_DIR), { projectIds: [SECRET], erigon: false, logsLimits: { maxRange: 1000, style: 'quicknode' } });
+    // in front of it, what notes the span of every eth_getLogs call
+    proxy = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', async () => {
+        for (const call of [JSON.parse(body) as unknown].flat() as { method?: string; params?: { fromBlock: string; toBlock: string }[] }[]) {
+          const filter = call.params?.[0];
+          if (call.method === 'eth_getLogs' && filter) spans.push(Number(filter.toBlock) - Number(filter.fromBlock) + 1);
+        }
+        const answer = await fetch(`${devnet.origin}${req.url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(await answer.text());
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyOrigin = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => proxy?.close(r));
+    await devnet?.close();
+  });
+  const api = () => `${proxyOrigin}/${SECRET}`;
+  const refused = async () => (await devnet.stats()).errors['-32614'] ?? 0;
+  const host = () => new URL(proxyOrigin).host;
+
+  it('backfill --source node keeps the range it learned for the endpoint host (never the URL), and the next run starts there', async () => {
+    const args = ['backfill', '--source', 'node', '--contract', USDT, '--contract', USDC, '--from', '17990000', '--to', '18000000', '--rpc-timeout', '10'];
+    const env = { DATABASE_URL: target.url, CHAIN_API_URL: api() };
+    const before = await refused();
+    spans.length = 0;
+    const first = await runCli(args, { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(`${first.stdout}${first.stderr}`).not.toMatch(/node-secret-91ab/i);
+    expect(first.stdout).toContain('  eth_getLogs: 1000 blocks per call learned, the next run of the job starts there\n');
+    expect(await refused()).toBeGreaterThan(before);
+    const { rows } = await target.warehouse.pool.query<{ job: string; endpoint_host: string; blocks: number }>(
+      'SELECT job, endpoint_host, blocks FROM logs_ranges WHERE endpoint_host = $1',
+      [host()],
+    );
+    expect(rows).toEqual([{ job: expect.stringMatching(/^backfill-[0-9a-f]{8}$/), endpoint_host: host(), blocks: 1000 }]);
+
+    // the first run started at 2,000 blocks, the source's default; the second where the first ended
+    expect(spans[0]).toBe(2000);
+    spans.length = 0;
+    const second = await runCli(args, { env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(spans[0]).toBe(1000);
+  });
+
+  it('run: a job file\'s "logsRange" is the first range; --rpc-timeout is refused for a builder job', async () => {
+    const file = join(tmp, 'node-job.json');
+    await writeFile(file, JSON.stringify({ name: 'node-job', source: 'node', logsRange: 500, contracts: [{ address: WETH, fromBlock: 17995000, toBlock: 18000000 }] }));
+    spans.length = 0;
+    const r = await runCli(['run', file, '--rpc-timeout', '5'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(spans[0]).toBe(500);
+
+    const builder = join(tmp, 'builder-job.json');
+    await writeFile(builder, JSON.stringify({ name: 'builder-job', contracts: [{ address: WETH, fromBlock: 0, toBlock: 10 }] }));
+    const refusedFlag = await runCli(['run', builder, '--rpc-timeout', '5'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(refusedFlag.code).toBe(2);
+    expect(refusedFlag.stderr).toContain(`--rpc-timeout applies to node sources only: the job file ${builder} reads the builder API ("source": "builder").`);
+  });
+
+  it('enqueue and a worker read a node job, and the worker keeps the range its task learned', async () => {
+    const file = join(tmp, 'queued-node.json');
+    await writeFile(file, JSON.stringify({ name: 'queued-node', source: 'node', contracts: [{ address: USDT, fromBlock: 17998000, toBlock: 18000000 }], concurrency: 1 }));
+    const env = { DATABASE_URL: target.url, CHAIN_API_URL: api() };
+    const enqueued = await runCli(['enqueue', file], { env });
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const worker = await runCli(['worker', '--once', '--dead-after', '5', '--rpc-timeout', '10'], { env });
+    expect(worker.code, worker.stderr).toBe(0);
+    expect(`${worker.stdout}${worker.stderr}`).not.toMatch(/node-secret-91ab/i);
+    expect(await learnedLogsRange(target.warehouse.db, 'queued-node', host())).toBe(1000);
+  }, 120_000);
+});
