@@ -25,20 +25,25 @@ export interface TruthFile {
   rows: number;
   /** Distinct block hashes the transfers point at: the headers a first load fetches. */
   distinctBlocks: number;
+  /** With `fromBlock`: the same two counts over the blocks from there on. */
+  from?: { rows: number; distinctBlocks: number };
 }
 
 /**
  * Streams the server's `/__truth/transfers.jsonl`, a line at a time, counting the rows and their distinct
- * blocks, and, given a path, writes them there as COPY text. Untimed: it prepares the plain-COPY baseline.
+ * blocks (and, given `fromBlock`, those of the blocks from there on), and, given a path, writes them there as
+ * COPY text. Untimed: it prepares the plain-COPY baseline.
  *
  * @example await readTruth('http://127.0.0.1:40123', '/tmp/bench/transfers.copy') // → { rows: 1000000, distinctBlocks: 95123 }
  */
-export async function readTruth(origin: string, copyFile?: string): Promise<TruthFile> {
+export async function readTruth(origin: string, copyFile?: string, fromBlock?: number): Promise<TruthFile> {
   const res = await fetch(`${origin}/__truth/transfers.jsonl`);
   if (!res.ok || !res.body) throw new Error(`GET /__truth/transfers.jsonl answered HTTP ${res.status}`);
   const out = copyFile === undefined ? undefined : createWriteStream(copyFile);
   const blocks = new Set<string>();
+  const blocksFrom = new Set<string>();
   let rows = 0;
+  let rowsFrom = 0;
   let rest = '';
   let batch = '';
   const flush = async () => {
@@ -54,6 +59,10 @@ export async function readTruth(origin: string, copyFile?: string): Promise<Trut
       blocks.add(t.blockHash);
       if (out) batch += baselineCopyLine(t);
       rows++;
+      if (fromBlock !== undefined && t.blockNumber >= fromBlock) {
+        blocksFrom.add(t.blockHash);
+        rowsFrom++;
+      }
     }
     if (batch.length > 1 << 20) await flush();
   }
@@ -63,7 +72,7 @@ export async function readTruth(origin: string, copyFile?: string): Promise<Trut
     out.end();
     await once(out, 'finish');
   }
-  return { rows, distinctBlocks: blocks.size };
+  return { rows, distinctBlocks: blocks.size, ...(fromBlock !== undefined && { from: { rows: rowsFrom, distinctBlocks: blocksFrom.size } }) };
 }
 
 export interface CopyBaseline {

@@ -14,6 +14,7 @@ export interface Sample {
   exporterPeakRssMb?: number;
   serverCpuSeconds?: number;
   postgresCpuSeconds?: number;
+  /** Pages the server has answered: getTokenTransfers requests, or eth_getLogs calls for a node source. */
   transferRequests?: number;
   headerCalls?: number;
 }
@@ -151,8 +152,13 @@ async function serverSample(probes: Probes): Promise<Sample> {
   if (pgCpu !== undefined) s.postgresCpuSeconds = pgCpu;
   const stats = await probes.serverStats?.().catch(() => undefined);
   if (stats) {
-    s.transferRequests = stats.getTokenTransfers;
+    s.transferRequests = pagesServed(stats);
     s.headerCalls = stats.rpcCalls['erigon_getHeaderByHash'] ?? 0;
   }
   return s;
+}
+
+/** Pages a run has read, through either source: getTokenTransfers requests, and eth_getLogs calls (one per page of a node source). */
+export function pagesServed(stats: DevnetStats): number {
+  return stats.getTokenTransfers + (stats.rpcCalls['eth_getLogs'] ?? 0);
 }

@@ -3,17 +3,23 @@ import { parseArgs } from 'node:util';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchPostgres } from './bench-database.ts';
 import { benchDevnet, type DevnetBenchResult } from './devnet-bench.ts';
+import type { CopyBaseline } from './copy-baseline.ts';
 import { benchExporter, type ExporterBenchResult, type Outcome } from './exporter-bench.ts';
 import { benchHeaderHashing, formatHeaderHashing } from './header-hashing.ts';
 import type { LoadFigures } from './measure-load.ts';
+import { LOGS_ERROR_STYLES, type LogsErrorStyle } from '../src/devnet/logs-limit-errors.ts';
+import { benchNode, type NodeBenchResult } from './node-bench.ts';
 import { formatStartup, measureStartup, type StartupBenchResult } from './startup-bench.ts';
-import { formatTable, targetRows } from './targets.ts';
+import { formatTable, nodeTargetRows, targetRows } from './targets.ts';
 
 /**
- * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-exporter]
- * [--database-url URL] [--rate-limit R] [--latency-ms MS] [--statements] [--run-timeout SECONDS] [--max-wal-size SIZE]`: prints the figures of the speed and
- * memory targets, each measured in this one run: the reference server alone, then the exporter end to end
- * (reference server → exporter → PostgreSQL, each in its own process). Never part of `npm test`: machines
+ * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-exporter] [--skip-node]
+ * [--only devnet|exporter|node] [--node-styles LIST] [--database-url URL] [--rate-limit R] [--latency-ms MS] [--statements]
+ * [--run-timeout SECONDS] [--max-wal-size SIZE]`: prints the figures of the speed and memory targets, each measured
+ * in this one run: the reference server alone, then the exporter end to end with the builder source
+ * (reference server → exporter → PostgreSQL, each in its own process), then with the node source (`eth_getLogs`
+ * under a results cap, per error style: node-bench.ts). `--only PART` runs that part alone; `--node-styles`
+ * names the error styles (comma-separated; default all six, the first also gets the whole chain). Never part of `npm test`: machines
  * here are noisy. PostgreSQL is `--database-url`, else `DATABASE_URL`, else an embedded one in `.data/bench-pg`.
  * `--statements` adds, per exporter run, PostgreSQL's execution time by statement (pg_stat_statements) and the
  * plans of statements slower than 5 s (auto_explain, embedded server only); both cost a little themselves:
@@ -30,6 +36,9 @@ const { values } = parseArgs({
     streams: { type: 'string', default: '4' },
     'skip-devnet': { type: 'boolean', default: false },
     'skip-exporter': { type: 'boolean', default: false },
+    'skip-node': { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'node-styles': { type: 'string', default: LOGS_ERROR_STYLES.join(',') },
     'database-url': { type: 'string' },
     'rate-limit': { type: 'string', default: '20' },
     'latency-ms': { type: 'string', default: '50' },
@@ -46,13 +55,33 @@ const positive = (name: string, text: string) => {
   }
   return n;
 };
+const PARTS = ['devnet', 'exporter', 'node'] as const;
+const only = values.only;
+if (only !== undefined && !(PARTS as readonly string[]).includes(only)) {
+  process.stderr.write(`npm run bench: --only must be one of ${PARTS.join(', ')}, got ${JSON.stringify(only)}\n`);
+  process.exit(2);
+}
+const nodeStyles = values['node-styles'].split(',').map((s) => s.trim());
+const unknownStyle = nodeStyles.find((s) => !(LOGS_ERROR_STYLES as readonly string[]).includes(s));
+if (unknownStyle !== undefined || nodeStyles.length === 0) {
+  process.stderr.write(`npm run bench: --node-styles takes a comma-separated list of ${LOGS_ERROR_STYLES.join(', ')}, got ${JSON.stringify(values['node-styles'])}\n`);
+  process.exit(2);
+}
+const runs = {
+  devnet: !values['skip-devnet'] && (only === undefined || only === 'devnet'),
+  exporter: !values['skip-exporter'] && (only === undefined || only === 'exporter'),
+  node: !values['skip-node'] && (only === undefined || only === 'node'),
+};
 const quick = values.quick;
 const transfers = positive('transfers', values.transfers ?? (quick ? '50000' : '1000000'));
 const PAGE_SIZE = 1000;
 const CONCURRENCY = 4;
 const TOKENS = 3;
+/** The reference server's `--logs-max-results` for the node figures: Infura's and Alchemy's cap. */
+const NODE_MAX_RESULTS = 10_000;
+const dense = { transfers, blocks: Math.max(1000, Math.round(transfers / 10)) };
 const sizes = {
-  dense: { transfers, blocks: Math.max(1000, Math.round(transfers / 10)) },
+  dense,
   growth: { transfers: Math.round(transfers / 10), blocks: Math.max(100, Math.round(transfers / 100)) },
   sparse: quick ? { transfers: 2_000, blocks: 20_000 } : { transfers: 20_000, blocks: 200_000 },
   latency: {
@@ -61,6 +90,13 @@ const sizes = {
     headerBatchSize: 1000,
     latencyMs: positive('latency-ms', values['latency-ms']),
     rateLimit: positive('rate-limit', values['rate-limit']),
+  },
+  // the dense chain; each error style reads its newest fifth (all of it with --quick), the first style also all of it
+  node: {
+    ...dense,
+    styleBlocks: quick ? dense.blocks : Math.max(1000, Math.round(dense.blocks / 5)),
+    maxResults: NODE_MAX_RESULTS,
+    styles: nodeStyles as LogsErrorStyle[],
   },
 };
 const note = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -71,7 +107,7 @@ note('header verification, in this process');
 const headerHashing = benchHeaderHashing();
 
 let devnet: Outcome<DevnetBenchResult> | undefined;
-if (!values['skip-devnet']) {
+if (runs.devnet) {
   note(`reference server alone: ${transfers.toLocaleString('en-US')} transfers`);
   try {
     devnet = {
@@ -86,30 +122,56 @@ if (!values['skip-devnet']) {
 let exporter: ExporterBenchResult | undefined;
 let postgres: { source: string; version: string } | undefined;
 let startup: Outcome<StartupBenchResult> | undefined;
-if (!values['skip-exporter']) {
+let node: NodeBenchResult | undefined;
+if (runs.exporter || runs.node) {
   const server = await benchPostgres(values['database-url'] ?? process.env['DATABASE_URL'], { statements: values.statements, maxWalSize: values['max-wal-size'] });
   postgres = { source: server.source === 'embedded' ? `embedded, max_wal_size ${values['max-wal-size']}` : server.source, version: server.version };
   note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? `embedded, data in .data/bench-pg, max_wal_size ${values['max-wal-size']}` : 'DATABASE_URL'})`);
+  const runTimeoutMs = 1000 * positive('run-timeout', values['run-timeout']);
   try {
-    startup = await measureStartup(server, note);
-    exporter = await benchExporter({
-      postgres: server,
-      ...sizes,
-      tokens: TOKENS,
-      pageSize: PAGE_SIZE,
-      concurrency: CONCURRENCY,
-      statements: values.statements,
-      runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']),
-      note,
-    });
+    if (runs.exporter) {
+      startup = await measureStartup(server, note);
+      exporter = await benchExporter({
+        postgres: server,
+        ...sizes,
+        tokens: TOKENS,
+        pageSize: PAGE_SIZE,
+        concurrency: CONCURRENCY,
+        statements: values.statements,
+        runTimeoutMs,
+        note,
+      });
+    }
+    if (runs.node) {
+      const { transfers: nodeTransfers, blocks, styleBlocks, maxResults, styles } = sizes.node;
+      node = await benchNode({
+        postgres: server,
+        chain: { transfers: nodeTransfers, blocks },
+        tokens: TOKENS,
+        maxResults,
+        styles,
+        styleBlocks,
+        full: true,
+        pageSize: PAGE_SIZE,
+        concurrency: CONCURRENCY,
+        statements: values.statements,
+        runTimeoutMs,
+        note,
+      });
+    }
   } finally {
     await server.stop();
   }
 }
 
 const loadAtEnd = loadavg();
-const targets = targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY });
-const failed = devnet?.ok === false || startup?.ok === false || (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok));
+const targets = [...targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY }), ...(node ? nodeTargetRows(node) : [])];
+const failed =
+  devnet?.ok === false ||
+  startup?.ok === false ||
+  (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok)) ||
+  node?.full?.ok === false ||
+  (node?.styles.some((s) => !s.result.ok) ?? false);
 
 const figures = {
   machine,
@@ -123,6 +185,7 @@ const figures = {
   devnet,
   exporter,
   startup,
+  node,
   targets,
 };
 if (values['json-file']) await writeFile(values['json-file'], `${JSON.stringify(figures)}\n`);
@@ -161,17 +224,19 @@ if (values.json) {
       out(`\nre-run writes to the other tables: ${written.map(([t, w]) => `${t} ${int(w.inserted)} ins / ${int(w.updated)} upd / ${int(w.deleted)} del`).join('; ')}\n`);
     }
   }
-  if (exporter) {
+  if (node) out(formatNodeRuns(node));
+  if (exporter || node?.full?.ok) {
     out("\nwhere the time goes (seconds of wall time; CPU seconds of the exporter / the reference server / PostgreSQL; the exporter's largest RSS sampled):\n");
-    if (exporter.dense.ok) {
-      const c = exporter.dense.value.copy;
-      out(`\nplain COPY: ${int(c.rows)} rows, ${c.seconds.toFixed(1)} s wall (${int(c.rowsPerSecond)} rows/s); CPU ${sec(c.postgresCpuSeconds)} PostgreSQL\n`);
-    }
+    const copyLine = (label: string, c: CopyBaseline) =>
+      out(`\n${label}: ${int(c.rows)} rows, ${c.seconds.toFixed(1)} s wall (${int(c.rowsPerSecond)} rows/s); CPU ${sec(c.postgresCpuSeconds)} PostgreSQL\n`);
+    if (exporter?.dense.ok) copyLine('plain COPY', exporter.dense.value.copy);
+    if (node?.full?.ok) copyLine(`plain COPY (node ${node.full.value.style}, whole chain)`, node.full.value.copy);
     const runs: [string, LoadFigures][] = [];
-    if (exporter.dense.ok) runs.push(['dense first load', exporter.dense.value.first], ['dense re-run', exporter.dense.value.rerun]);
-    if (exporter.growth.ok) runs.push(['growth first load', exporter.growth.value.load]);
-    if (exporter.sparse.ok) runs.push(['sparse first load', exporter.sparse.value.load]);
-    if (exporter.latency.ok) runs.push(['latency-bound run', exporter.latency.value.load]);
+    if (exporter?.dense.ok) runs.push(['dense first load', exporter.dense.value.first], ['dense re-run', exporter.dense.value.rerun]);
+    if (exporter?.growth.ok) runs.push(['growth first load', exporter.growth.value.load]);
+    if (exporter?.sparse.ok) runs.push(['sparse first load', exporter.sparse.value.load]);
+    if (exporter?.latency.ok) runs.push(['latency-bound run', exporter.latency.value.load]);
+    if (node?.full?.ok) runs.push([`node ${node.full.value.style} first load`, node.full.value.first], [`node ${node.full.value.style} second run`, node.full.value.second]);
     for (const [name, run] of runs) {
       const c = run.cpuSeconds;
       out(
@@ -204,7 +269,42 @@ await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
 process.exit(failed ? 1 : 0);
 
 function int(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a';
+}
+
+/** The node source's runs, one line each: eth_getLogs calls, refusals by code, logs per answer, the range learned. */
+function formatNodeRuns(node: NodeBenchResult): string {
+  const lines = [`\nnode source, eth_getLogs under a cap of ${int(node.maxResults)} results:`];
+  if (node.full?.ok) {
+    const f = node.full.value;
+    for (const [name, run] of [['first load', f.first] as const, ['second run', f.second] as const]) {
+      const errors =
+        Object.entries(run.logs.errors)
+          .map(([code, n]) => `${code} ×${n}`)
+          .join(', ') || 'none';
+      lines.push(
+        `  ${f.style}, whole chain, ${name}: ${int(run.logs.calls)} calls, ${int(run.logs.refused)} refused (server's errors: ${errors}); ` +
+          `${run.wallSeconds.toFixed(1)} s, peak RSS ${int(run.peakRssMb)} MB${name === 'first load' ? `; learned range ${f.learnedRange ?? 'none'} blocks` : ''}`,
+      );
+    }
+  }
+  for (const { style, result } of node.styles) {
+    if (!result.ok) continue;
+    for (const [name, run] of [['first run', result.value.first] as const, ['second run', result.value.second] as const]) {
+      const l = run.logs;
+      const refusals = Object.entries(l.refusedBy)
+        .map(([code, n]) => `${code} ×${n}`)
+        .join(', ');
+      lines.push(
+        `  ${style}, ${name}: ${int(l.calls)} calls, ${int(l.refused)} refused${refusals ? ` (${refusals})` : ''}, ${int(l.answered)} answered with ${int(l.logs)} logs ` +
+          `(mean ${int(l.meanLogs)}, largest ${int(l.maxLogs)}); learned range ${run.learnedRange ?? 'none'} blocks; ${run.load.wallSeconds.toFixed(1)} s, peak RSS ${int(run.load.peakRssMb)} MB`,
+      );
+      for (const [contract, c] of Object.entries(l.byContract)) {
+        lines.push(`    ${contract}: ${int(c.calls)} calls, ${int(c.refused)} refused, ${int(c.logs)} logs, mean ${int(c.meanLogs)} per answer`);
+      }
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 function sec(n: number | undefined): string {

@@ -1,7 +1,7 @@
 import { apiUse, type ApiUse } from './api-efficiency.ts';
 import { withClient, type BenchDatabase, type BenchPostgres } from './bench-database.ts';
 import type { DevnetProcess } from './devnet-process.ts';
-import { runExporterProcess, type Probes } from './exporter-process.ts';
+import { pagesServed, runExporterProcess, type Probes } from './exporter-process.ts';
 import { splitPhases, type Phase } from './phases.ts';
 import { lastRun, runningStatements, warehouseCounts } from './run-ledger.ts';
 import { resetStatements, topStatements, type StatementTime } from './statements.ts';
@@ -123,7 +123,7 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
       runStartedAt: ledger.startedAt,
       ...(ledger.reconcileStartedAt !== undefined && { reconcileStartedAt: ledger.reconcileStartedAt }),
       ...(ledger.finishedAt !== undefined && { runFinishedAt: ledger.finishedAt }),
-      transferRequests: stats.getTokenTransfers,
+      transferRequests: pagesServed(stats),
       headerCalls,
     },
     run.samples,
@@ -164,7 +164,7 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
   };
   ctx.note(
     `  ${fmt(figures.rows)} rows in ${figures.wallSeconds.toFixed(1)} s (${fmt(figures.rowsPerSecond)} rows/s), peak RSS ${fmt(figures.peakRssMb)} MB, ` +
-      `${figures.api.transferRequests} pages, ${figures.api.headerCalls} header calls in ${figures.api.headerPosts} POSTs`,
+      `${pagesServed(stats)} pages, ${figures.api.headerCalls} header calls in ${figures.api.headerPosts} POSTs`,
   );
   return figures;
 }

@@ -91,3 +91,14 @@ export async function runningStatements(client: pg.Client): Promise<string[]> {
   );
   return rows.map((r) => `${r.seconds} s: ${r.query.trim()}`);
 }
+
+/**
+ * The `eth_getLogs` range (blocks per call) a node source stored last (logs_ranges: per job and endpoint host),
+ * or undefined when none is stored: what the next run of that job against that host starts from.
+ *
+ * @example await lastLearnedLogsRange(client) // → 2310
+ */
+export async function lastLearnedLogsRange(client: pg.Client): Promise<number | undefined> {
+  const { rows } = await client.query<{ blocks: number }>('SELECT blocks FROM logs_ranges ORDER BY updated_at DESC LIMIT 1');
+  return rows[0]?.blocks;
+}

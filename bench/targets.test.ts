@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ApiUse } from './api-efficiency.ts';
 import type { ExporterBenchResult } from './exporter-bench.ts';
 import type { LoadFigures } from './measure-load.ts';
-import { formatTable, targetRows, type TargetRow } from './targets.ts';
+import type { NodeBenchResult, NodeRun } from './node-bench.ts';
+import { formatTable, nodeTargetRows, targetRows, type TargetRow } from './targets.ts';
 
 const api = (over: Partial<ApiUse> = {}): ApiUse => ({
   transferRequests: 1005,
@@ -144,6 +145,71 @@ describe('targetRows', () => {
     expect(rows.some((r) => r.figure.startsWith('first load'))).toBe(false);
     expect(verdict(rows, 'growth')).toBe(false);
     expect(verdict(rows, 'API sparse')).toBe(false);
+  });
+});
+
+const nodeRun = (over: { calls?: number; refused?: number; logs?: number; serverCalls?: number; peakRssMb?: number } = {}): NodeRun => {
+  const calls = over.calls ?? 40;
+  const refused = over.refused ?? 0;
+  const logs = over.logs ?? 200_000;
+  return {
+    load: load({ rows: 200_000, peakRssMb: over.peakRssMb ?? 150 }),
+    logs: { calls, refused, refusedBy: refused ? { '-32005': refused } : {}, answered: calls - refused, logs, meanLogs: logs / (calls - refused), maxLogs: 9000, byContract: {} },
+    serverCalls: over.serverCalls ?? calls,
+    learnedRange: 2000,
+  };
+};
+
+const node = (first: NodeRun = nodeRun(), second: NodeRun = nodeRun()): NodeBenchResult => ({
+  maxResults: 10_000,
+  full: {
+    ok: true,
+    value: {
+      style: 'infura',
+      chain,
+      copy: { rows: 1_000_000, seconds: 40, rowsPerSecond: 25_000 },
+      first: { ...load({ peakRssMb: 180 }), logs: { calls: 150, refused: 15, errors: { '-32005': 15 } } },
+      firstLoadVsCopy: 0.8,
+      learnedRange: 2000,
+      second: { ...load(), logs: { calls: 140, refused: 2, errors: { '-32005': 2 } } },
+    },
+  },
+  styles: [
+    {
+      style: 'infura',
+      result: { ok: true, value: { style: 'infura', maxResults: 10_000, span: { fromBlock: 80_001, toBlock: 100_000, transfers: 200_000, distinctBlocks: 6000 }, first, second } },
+    },
+    { style: 'ankr', result: { ok: false, error: 'erc20-etl backfill exited with 1\nmore' } },
+  ],
+});
+
+describe('nodeTargetRows', () => {
+  it('passes each node target exactly at its threshold: 10 % refused, a mean of half the cap, 2 refusals in the second run', () => {
+    const rows = nodeTargetRows(node(nodeRun({ calls: 40, refused: 4, logs: 180_000 }), nodeRun({ refused: 2 })));
+    expect(rows.find((r) => r.figure === 'node infura: eth_getLogs refused for size ÷ calls')).toMatchObject({ measured: '4 ÷ 40 = 10 %', target: '≤ 10 %', ok: true });
+    expect(rows.find((r) => r.figure === 'node infura: logs per answered call, mean ÷ cap')).toMatchObject({ measured: '5,000 = 50 %', target: '≥ 50 % of 10,000', ok: true });
+    expect(rows.find((r) => r.figure === 'node infura: second run, eth_getLogs refused')).toMatchObject({ measured: '2 of 40 calls', ok: true });
+    expect(verdict(rows, 'node infura: exporter peak RSS')).toBe(true);
+    const whole = 'node infura, whole chain (1,000,000 transfers)';
+    expect(verdict(rows, `${whole}: first load ÷ plain COPY`)).toBe(true);
+    expect(rows.find((r) => r.figure === `${whole}, server's count: eth_getLogs refused for size ÷ calls`)).toMatchObject({ measured: '15 ÷ 150 = 10 %', ok: true });
+    expect(rows.find((r) => r.figure === `${whole}: rows ÷ eth_getLogs calls answered ÷ cap`)).toMatchObject({ measured: '7,407 = 74.1 %', ok: true });
+    expect(verdict(rows, `${whole}: second run, eth_getLogs refused`)).toBe(true);
+    expect(verdict(rows, `${whole}: exporter peak RSS`)).toBe(true);
+    expect(rows.some((r) => r.figure.includes('node, each style: blocks 80001–100000 (200,000 transfers)'))).toBe(true);
+  });
+
+  it('fails each node target just past its threshold, and says which style failed to run', () => {
+    const rows = nodeTargetRows(node(nodeRun({ calls: 40, refused: 5, logs: 174_965, peakRssMb: 201 }), nodeRun({ refused: 3 })));
+    for (const start of ['node infura: eth_getLogs refused', 'node infura: logs per answered call', 'node infura: second run', 'node infura: exporter peak RSS']) {
+      expect(verdict(rows, start), start).toBe(false);
+    }
+    expect(rows.find((r) => r.figure === 'node ankr: failed')).toMatchObject({ measured: 'erc20-etl backfill exited with 1', ok: false });
+  });
+
+  it('fails a run whose tap counted other eth_getLogs calls than the server did', () => {
+    const rows = nodeTargetRows(node(nodeRun({ serverCalls: 41 })));
+    expect(rows.find((r) => r.figure === 'node infura, first run: eth_getLogs calls, tap = server')).toMatchObject({ measured: '40 ≠ 41', ok: false });
   });
 });
 

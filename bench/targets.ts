@@ -1,6 +1,7 @@
 import type { DevnetBenchResult } from './devnet-bench.ts';
 import type { ExporterBenchResult, Outcome } from './exporter-bench.ts';
 import type { LoadFigures } from './measure-load.ts';
+import type { NodeBenchResult } from './node-bench.ts';
 
 /** One line of the bench's table. `ok` is undefined for a figure without a target of its own. */
 export interface TargetRow {
@@ -25,6 +26,12 @@ export const TARGETS = {
   latencyShare: 0.9,
   peakRssMb: 200,
   growthRatio: 11,
+  /** Node source: eth_getLogs calls refused for size, at most this share of the calls. */
+  nodeRefusedShare: 0.1,
+  /** Node source: logs per answered eth_getLogs call, on average at least this share of the results cap. */
+  nodeMeanLogsShare: 0.5,
+  /** Node source: refusals of a second run over the same span, at most. */
+  nodeSecondRunRefusals: 2,
 } as const;
 
 /**
@@ -116,6 +123,70 @@ export function targetRows(input: TargetInput): TargetRow[] {
   return rows;
 }
 
+/**
+ * The node source's rows (issue 16): per error style, the share of eth_getLogs calls refused for size, the mean
+ * logs per answered call against the results cap, the second run's refusals and the exporter's memory; for
+ * the whole chain, first load ÷ plain COPY, memory and the same counts from the server. A failed part gives one ✗ row.
+ *
+ * @example nodeTargetRows(node).find((r) => r.figure === 'node infura: eth_getLogs refused for size ÷ calls') // → { measured: '2 ÷ 41 = 4.9 %', target: '≤ 10 %', ok: true }
+ */
+export function nodeTargetRows(node: NodeBenchResult): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const add = (figure: string, measured: string, target = '', ok?: boolean) => rows.push({ figure, measured, target, ...(ok !== undefined && { ok }) });
+  const cap = node.maxResults;
+  const refusedShare = (refused: number, calls: number) => (calls ? refused / calls : Number.NaN);
+  const refusedRow = (label: string, refused: number, calls: number) => {
+    const share = refusedShare(refused, calls);
+    add(
+      `${label}: eth_getLogs refused for size ÷ calls`,
+      `${int(refused)} ÷ ${int(calls)} = ${percent(share)}`,
+      `≤ ${percent(TARGETS.nodeRefusedShare)}`,
+      share <= TARGETS.nodeRefusedShare,
+    );
+  };
+  const meanRow = (label: string, mean: number) =>
+    add(`${label} ÷ cap`, `${int(mean)} = ${percent(mean / cap)}`, `≥ ${percent(TARGETS.nodeMeanLogsShare)} of ${int(cap)}`, mean / cap >= TARGETS.nodeMeanLogsShare);
+  const secondRow = (label: string, refused: number, calls: number) =>
+    add(`${label}: second run, eth_getLogs refused`, `${int(refused)} of ${int(calls)} calls`, `≤ ${TARGETS.nodeSecondRunRefusals}`, refused <= TARGETS.nodeSecondRunRefusals);
+  const rssRow = (label: string, mb: number) => add(`${label}: exporter peak RSS, MB`, int(mb), `≤ ${TARGETS.peakRssMb}`, mb <= TARGETS.peakRssMb);
+
+  if (node.full?.ok) {
+    const f = node.full.value;
+    const label = `node ${f.style}, whole chain (${int(f.chain.transfers)} transfers)`;
+    add(`${label}: first load rows / s end to end`, int(f.first.rowsPerSecond));
+    add(`${label}: first load ÷ plain COPY`, ratio(f.firstLoadVsCopy), `≥ ${TARGETS.firstLoadVsCopy}`, f.firstLoadVsCopy >= TARGETS.firstLoadVsCopy);
+    rssRow(label, Math.max(f.first.peakRssMb, f.second.peakRssMb));
+    refusedRow(`${label}, server's count`, f.first.logs.refused, f.first.logs.calls);
+    meanRow(`${label}: rows ÷ eth_getLogs calls answered`, f.first.rows / (f.first.logs.calls - f.first.logs.refused));
+    secondRow(label, f.second.logs.refused, f.second.logs.calls);
+    add(`${label}: second run ÷ first load, time`, ratio(f.second.wallSeconds / f.first.wallSeconds));
+    if (!f.first.exact || !f.second.exact) add(`${label}: warehouse holds exactly the chain`, 'no', 'yes', false);
+  } else if (node.full) add('node, whole chain (first load, COPY, second run): failed', firstLine(node.full.error), 'completes', false);
+
+  const span = node.styles.find((s) => s.result.ok)?.result;
+  if (span?.ok) {
+    const p = span.value.span;
+    add(`node, each style: blocks ${p.fromBlock}–${p.toBlock} (${int(p.transfers)} transfers), results cap ${int(cap)}, through the tap`, '');
+  }
+  for (const { style, result } of node.styles) {
+    const label = `node ${style}`;
+    if (!result.ok) {
+      add(`${label}: failed`, firstLine(result.error), 'completes', false);
+      continue;
+    }
+    const { first, second } = result.value;
+    refusedRow(label, first.logs.refused, first.logs.calls);
+    meanRow(`${label}: logs per answered call, mean`, first.logs.meanLogs);
+    secondRow(label, second.logs.refused, second.logs.calls);
+    rssRow(label, Math.max(first.load.peakRssMb, second.load.peakRssMb));
+    for (const [run, r] of [['first', first] as const, ['second', second] as const]) {
+      if (r.serverCalls !== r.logs.calls) add(`${label}, ${run} run: eth_getLogs calls, tap = server`, `${int(r.logs.calls)} ≠ ${int(r.serverCalls)}`, 'equal', false);
+      if (!r.load.exact) add(`${label}, ${run} run: warehouse holds exactly the span`, 'no', 'yes', false);
+    }
+  }
+  return rows;
+}
+
 function apiRows(add: (figure: string, measured: string, target?: string, ok?: boolean) => void, label: string, load: LoadFigures, input: TargetInput) {
   const a = load.api;
   add(
@@ -159,6 +230,10 @@ function int(n: number): string {
 function ratio(n: number): string {
   if (!Number.isFinite(n)) return 'n/a';
   return Math.abs(n) < 0.1 && n !== 0 ? n.toPrecision(2) : (Math.round(n * 100) / 100).toString();
+}
+
+function percent(share: number): string {
+  return Number.isFinite(share) ? `${(100 * share).toFixed(1).replace(/\.0$/, '')} %` : 'n/a';
 }
 
 function firstLine(text: string): string {
