@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { HTTP_DEFAULTS } from '../src/cli/api-clients.ts';
 import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
-import { CORRUPTION_KINDS, type CorruptionKind, type CorruptionOrder, type ServedCorruption } from '../src/devnet/corruption.ts';
+import { CORRUPTION_KINDS, HEADER_CORRUPTIONS, type CorruptionKind, type CorruptionOrder, type ServedCorruption } from '../src/devnet/corruption.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
@@ -101,7 +101,21 @@ const CASES: BadDataCase[] = [
 
 const key = (t: TransferRecord) => `${t.transactionHash}:${t.logIndex}`;
 
-describe('bad data from the API', () => {
+const SOURCES = ['builder', 'node'] as const;
+type SourceKind = (typeof SOURCES)[number];
+/**
+ * The kinds each source can be served. A builder job meets them all. A node job reads eth_getLogs, whose answers
+ * the reference server never damages: the page kinds (rows, counts, duplicates, page keys) and the body kinds
+ * (an HTML page, a huge body) are of getTokenTransfers pages, which a node job never asks for. The header kinds
+ * damage eth_getBlockByHash and erigon_getHeaderByHash answers, which a node job reads for every span's blocks.
+ */
+const CASES_OF: Record<SourceKind, readonly BadDataCase[]> = {
+  builder: CASES,
+  node: CASES.filter((c) => (HEADER_CORRUPTIONS as readonly string[]).includes(c.kind)),
+};
+const KINDS_OF: Record<SourceKind, readonly CorruptionKind[]> = { builder: CORRUPTION_KINDS, node: HEADER_CORRUPTIONS };
+
+describe.each(SOURCES)('%s jobs: bad data from the API', (source) => {
   let dataset: Dataset;
   let devnet: RunningDevnet;
   let target: Awaited<ReturnType<typeof migratedWarehouse>>;
@@ -122,7 +136,7 @@ describe('bad data from the API', () => {
   beforeAll(async () => {
     dataset = generateSyntheticDataset(OPTIONS);
     devnet = await startDevnet(dataset);
-    target = await migratedWarehouse('bad_data');
+    target = await migratedWarehouse(`bad_data_${source}`);
     truth = datasetTransfers(dataset);
     const counts = new Map<string, number>();
     for (const t of dataset.transfers) counts.set(t.contractAddress, (counts.get(t.contractAddress) ?? 0) + 1);
@@ -133,7 +147,7 @@ describe('bad data from the API', () => {
       await mkdir(FIGURES, { recursive: true });
       const report = {
         dataset: OPTIONS,
-        job: { pageSize: 200, concurrency: 2, finality: 1000 },
+        job: { source, ...(source === 'builder' && { pageSize: 200 }), concurrency: 2, finality: 1000 },
         kinds: figures.map((f) => f.kind),
         outcomes: Object.fromEntries(figures.map((f) => [f.kind, f.outcome])),
         failed: figures.filter((f) => f.outcome === 'failed').length,
@@ -144,7 +158,7 @@ describe('bad data from the API', () => {
         responseCapBytes: HTTP_DEFAULTS.maxResponseBytes,
         cases: figures,
       };
-      await writeFile(new URL('bad-data.json', FIGURES), `${JSON.stringify(report, null, 2)}\n`);
+      await writeFile(new URL(source === 'builder' ? 'bad-data.json' : 'bad-data-node.json', FIGURES), `${JSON.stringify(report, null, 2)}\n`);
     }
     await target?.drop();
     await devnet?.close();
@@ -156,8 +170,14 @@ describe('bad data from the API', () => {
     job(
       'bad-data',
       contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock })),
-      { pageSize: 200, concurrency: 2, finality: 1000 },
+      { pageSize: 200, concurrency: 2, finality: 1000, ...(source === 'node' && { source: 'node' }) },
     );
+  /**
+   * Where a header case forgets the stored headers from. A builder run fetches only the headers it lacks: the
+   * newest 50 blocks. A node run fetches the header of every block of its spans (for their logs blooms), so the
+   * damaged one may be of any block: it forgets them all, and the damaged header is one it must store again.
+   */
+  const forgetFrom = source === 'builder' ? OPTIONS.startBlock + 250 : OPTIONS.startBlock;
 
   type Control = { armed: CorruptionOrder | null; served: ServedCorruption[]; error?: { message: string } };
   /** POSTs to `/__control/<path>`, or GETs `/__control/corrupt` without a body. */
@@ -191,28 +211,30 @@ describe('bad data from the API', () => {
     expect(headers.every((h) => h.hash_verified)).toBe(true);
   });
 
-  it('the reference server arms, lists and clears bad data on /__control/corrupt, refusing what it does not know', async () => {
-    const bad = await control('corrupt', { kind: 'no-such-kind' });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error?.message).toMatch(/unknown kind "no-such-kind".*bad-address, negative-value/);
-    expect((await control('corrupt', { kind: 'negative-value', contract: busiest, times: 2 })).body.armed).toEqual({ kind: 'negative-value', contract: busiest, times: 2 });
-    expect((await control('corrupt')).body.armed).toEqual({ kind: 'negative-value', contract: busiest, times: 2 });
-    expect((await control('corrupt', { kind: 'none' })).body.armed).toBeNull();
-    await control('corrupt', { kind: 'html-200' });
-    expect((await control('corrupt/clear', {})).body.armed).toBeNull();
-    // cleared: a page comes back whole
-    const res = await fetch(`${devnet.base}/builder/getTokenTransfers?contractAddress=${busiest}&pageSize=5`);
-    expect(res.headers.get('content-type')).toBe('application/json');
-    expect(((await res.json()) as { count: number }).count).toBe(5);
-  });
+  // the control plane is the same whatever the job reads: asked once, with the builder jobs
+  if (source === 'builder')
+    it('the reference server arms, lists and clears bad data on /__control/corrupt, refusing what it does not know', async () => {
+      const bad = await control('corrupt', { kind: 'no-such-kind' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error?.message).toMatch(/unknown kind "no-such-kind".*bad-address, negative-value/);
+      expect((await control('corrupt', { kind: 'negative-value', contract: busiest, times: 2 })).body.armed).toEqual({ kind: 'negative-value', contract: busiest, times: 2 });
+      expect((await control('corrupt')).body.armed).toEqual({ kind: 'negative-value', contract: busiest, times: 2 });
+      expect((await control('corrupt', { kind: 'none' })).body.armed).toBeNull();
+      await control('corrupt', { kind: 'html-200' });
+      expect((await control('corrupt/clear', {})).body.armed).toBeNull();
+      // cleared: a page comes back whole
+      const res = await fetch(`${devnet.base}/builder/getTokenTransfers?contractAddress=${busiest}&pageSize=5`);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(((await res.json()) as { count: number }).count).toBe(5);
+    });
 
-  for (const c of CASES) {
+  for (const c of CASES_OF[source]) {
     it(`${c.kind}: ${c.outcome === 'failed' ? 'fails the run naming contract, block and field' : 'is tolerated'}; nothing committed is lost, no bad row is stored`, async () => {
       const removedBefore = await rowsRemoved();
       const statsBefore = (await devnet.stats()).errors[`corrupt:${c.kind}`] ?? 0;
       let forgotten: string[] = [];
       if (c.forgetHeaders) {
-        const gone = await sql<{ hash: string }>`DELETE FROM block_headers WHERE number >= ${OPTIONS.startBlock + 250} RETURNING hash`.execute(target.warehouse.db);
+        const gone = await sql<{ hash: string }>`DELETE FROM block_headers WHERE number >= ${forgetFrom} RETURNING hash`.execute(target.warehouse.db);
         forgotten = gone.rows.map((r) => r.hash);
         expect(forgotten.length).toBeGreaterThan(0);
       }
@@ -302,7 +324,7 @@ describe('bad data from the API', () => {
     });
   }
 
-  it('tries every kind the reference server knows', () => {
-    expect(CASES.map((c) => c.kind).sort()).toEqual([...CORRUPTION_KINDS].sort());
+  it(`tries every kind the reference server can serve a ${source} job`, () => {
+    expect(CASES_OF[source].map((c) => c.kind).sort()).toEqual([...KINDS_OF[source]].sort());
   });
 });

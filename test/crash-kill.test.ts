@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { createRng } from '../src/devnet/rng.ts';
-import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import type { DevnetConfig } from '../src/devnet/server.ts';
+import { generateSyntheticDataset, type SyntheticOptions } from '../src/devnet/synthetic.ts';
 import { createWarehouse, type Warehouse } from '../src/warehouse/db.ts';
 import { migrateToLatest } from '../src/warehouse/migrate.ts';
 import { chunkPositions, contractsOf, diffTransfers, EXACT, positionsAheadOfRows, sleep, waitFor, writeFigures } from './helpers/chaos.ts';
@@ -12,14 +13,45 @@ import { freshDatabase, type FreshDatabase } from './helpers/database.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { datasetTransfers, truthOf, warehouseTransfers } from './helpers/exporter.ts';
 
-// a long backfill: 20,000 transfers of 3 tokens in pages of 50 (~400 pages over 6 chunks), a few ms of
-// latency per request
-const OPTIONS = { seed: 31, blocks: 5_000, tokens: 3, transfers: 20_000, startBlock: 7_000_000 };
-const HEAD = OPTIONS.startBlock + OPTIONS.blocks - 1;
-const PAGE_SIZE = 50;
 const CONCURRENCY = 3;
 const KILLS = 10;
 const KILL_SEED = 4242;
+
+interface Setup {
+  options: SyntheticOptions;
+  /** The reference server's faults and limits. */
+  devnet: Partial<DevnetConfig>;
+  /** What the backfill is told besides contracts, blocks and concurrency. */
+  args: string[];
+  /** Where the figures go (`.data/figures/NAME.json`). */
+  figures: string;
+  /** What a page is, for the figures. */
+  page: Record<string, number | string>;
+}
+
+/** A node job's page is one eth_getLogs span: the server caps spans at this many blocks (Infura's refusal). */
+const NODE_SPAN = 5;
+const SETUPS: Record<'builder' | 'node', Setup> = {
+  // a long backfill: 20,000 transfers of 3 tokens in pages of 50 (~400 pages over 6 chunks), a few ms of
+  // latency per request
+  builder: {
+    options: { seed: 31, blocks: 5_000, tokens: 3, transfers: 20_000, startBlock: 7_000_000 },
+    devnet: { faults: { latencyMs: [2, 6] }, seed: 31 },
+    args: ['--page-size', '50'],
+    figures: 'crash-kill',
+    page: { pageSize: 50 },
+  },
+  // the same for a node job (`--source node`), on a smaller chain: 4,000 transfers of 3 tokens over 1,000
+  // blocks in eth_getLogs spans of 5 blocks (~600 pages over 6 chunks), each span's headers fetched for its
+  // blooms; the same 10 kills at the same moments
+  node: {
+    options: { seed: 31, blocks: 1_000, tokens: 3, transfers: 4_000, startBlock: 7_000_000 },
+    devnet: { faults: { latencyMs: [2, 6] }, seed: 31, logsLimits: { maxRange: NODE_SPAN, style: 'infura' } },
+    args: ['--source', 'node'],
+    figures: 'crash-kill-node',
+    page: { source: 'node', logsSpanBlocks: NODE_SPAN },
+  },
+};
 
 interface KillFigures {
   kill: number;
@@ -35,7 +67,9 @@ interface KillFigures {
   livedMs: number;
 }
 
-describe('a long backfill SIGKILLed at seeded random moments', () => {
+describe.each(['builder', 'node'] as const)('%s jobs: a long backfill SIGKILLed at seeded random moments', (source) => {
+  const { options: OPTIONS, devnet: devnetConfig, args: sourceArgs, figures: figuresName, page } = SETUPS[source];
+  const HEAD = OPTIONS.startBlock + OPTIONS.blocks - 1;
   let dataset: Dataset;
   let truth: Dataset;
   let devnet: RunningDevnet;
@@ -47,16 +81,16 @@ describe('a long backfill SIGKILLed at seeded random moments', () => {
 
   beforeAll(async () => {
     dataset = generateSyntheticDataset(OPTIONS);
-    devnet = await startDevnet(dataset, { faults: { latencyMs: [2, 6] }, seed: 31 });
+    devnet = await startDevnet(dataset, devnetConfig);
     truth = await truthOf(devnet.origin);
-    database = await freshDatabase('crash_kill');
+    database = await freshDatabase(`crash_kill_${source}`);
     observer = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 2, applicationName: 'crash-kill-observer' });
     await migrateToLatest(observer);
   });
   afterAll(async () => {
-    await writeFigures('crash-kill', {
+    await writeFigures(figuresName, {
       dataset: OPTIONS,
-      pageSize: PAGE_SIZE,
+      ...page,
       concurrency: CONCURRENCY,
       killSeed: KILL_SEED,
       killsSurvived: kills.length,
@@ -71,7 +105,7 @@ describe('a long backfill SIGKILLed at seeded random moments', () => {
   const contracts = () => contractsOf(dataset);
   const spawnBackfill = () => {
     const args = [BIN, 'backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', String(OPTIONS.startBlock), '--to', String(HEAD)];
-    args.push('--page-size', String(PAGE_SIZE), '--concurrency', String(CONCURRENCY));
+    args.push(...sourceArgs, '--concurrency', String(CONCURRENCY));
     const env = { ...process.env, DATABASE_URL: database.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'warn' };
     const child = spawn(process.execPath, args, { cwd: REPO_DIR, env });
     let exited = false;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
+import type { DevnetConfig } from '../src/devnet/server.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { RunSummary } from '../src/pipeline/run-job.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
@@ -22,6 +23,18 @@ const MID_RUN_DEPTHS = [1, 3, 7, 16, 32, 48, 64];
 const KILLED_RUN_DEPTHS = [7, 64];
 /** Where the jobs of the mid-run cases start: their first run reads the newest 400 blocks, in small pages. */
 const MID_RUN_FROM = HEAD - 399;
+/**
+ * Every case runs for builder jobs (getTokenTransfers pages) and node jobs (`"source": "node"`: eth_getLogs,
+ * headers by hash, each transfer proven in its block's logsBloom). A node job's page is one eth_getLogs span: in
+ * the mid-run cases the server caps spans at NODE_SPAN blocks (Infura's refusal) and the job starts there, so
+ * a run has many small pages to be between, as a builder job's pages of 20 rows.
+ */
+const SOURCES = ['builder', 'node'] as const;
+type SourceKind = (typeof SOURCES)[number];
+const NODE_SPAN = 5;
+/** The reference server of a mid-run case: for a node job, with eth_getLogs spans capped at NODE_SPAN blocks. */
+const midRunServer = (source: SourceKind, config: Partial<DevnetConfig>): Partial<DevnetConfig> =>
+  source === 'node' ? { ...config, logsLimits: { maxRange: NODE_SPAN, style: 'infura' } } : config;
 
 interface RepairFigures {
   depth: number;
@@ -52,7 +65,15 @@ interface MidRunFigures extends RepairFigures {
   afterOneMoreRun?: { lost: number; extra: number; changed: number; examples: string[] };
 }
 
-const figures: { betweenRuns: RepairFigures[]; midRun: MidRunFigures[]; midRunThenKilled: MidRunFigures[] } = { betweenRuns: [], midRun: [], midRunThenKilled: [] };
+interface SourceFigures {
+  betweenRuns: RepairFigures[];
+  midRun: MidRunFigures[];
+  midRunThenKilled: MidRunFigures[];
+}
+const figuresOf: Record<SourceKind, SourceFigures> = {
+  builder: { betweenRuns: [], midRun: [], midRunThenKilled: [] },
+  node: { betweenRuns: [], midRun: [], midRunThenKilled: [] },
+};
 afterAll(async () => {
   const repaired = (r: RepairFigures & { afterRepair?: { lost: number; extra: number; changed: number } }) =>
     !r.afterRepair || r.afterRepair.lost + r.afterRepair.extra + r.afterRepair.changed === 0;
@@ -62,13 +83,19 @@ afterAll(async () => {
     rowsRemoved: rows.reduce((a, r) => a + r.rowsRemoved, 0),
     headersMarkedNonCanonical: rows.reduce((a, r) => a + r.headersMarkedNonCanonical, 0),
   });
-  await writeFigures('reorg-matrix', {
-    dataset: OPTIONS,
-    finality: FINALITY,
-    betweenRuns: { ...totals(figures.betweenRuns), depths: figures.betweenRuns },
-    midRun: { ...totals(figures.midRun), fromBlock: MID_RUN_FROM, depths: figures.midRun },
-    midRunThenKilled: { ...totals(figures.midRunThenKilled), fromBlock: MID_RUN_FROM, depths: figures.midRunThenKilled },
-  });
+  for (const source of SOURCES) {
+    const figures = figuresOf[source];
+    // the builder jobs' figures keep their file's name; the node jobs' have their own
+    await writeFigures(source === 'builder' ? 'reorg-matrix' : 'reorg-matrix-node', {
+      dataset: OPTIONS,
+      source,
+      finality: FINALITY,
+      ...(source === 'node' && { midRunLogsSpan: NODE_SPAN }),
+      betweenRuns: { ...totals(figures.betweenRuns), depths: figures.betweenRuns },
+      midRun: { ...totals(figures.midRun), fromBlock: MID_RUN_FROM, depths: figures.midRun },
+      midRunThenKilled: { ...totals(figures.midRunThenKilled), fromBlock: MID_RUN_FROM, depths: figures.midRunThenKilled },
+    });
+  }
 });
 
 let dataset: Dataset;
@@ -76,12 +103,15 @@ beforeAll(() => {
   dataset = generateSyntheticDataset(OPTIONS);
 });
 
-/** A follow-the-head job: each run after the first re-reads the newest FINALITY blocks. */
-const followHead = (name: string, fromBlock: number, pageSize: number) =>
+/**
+ * A follow-the-head job: each run after the first re-reads the newest FINALITY blocks. A node job starts its
+ * eth_getLogs spans at `nodeSpan` blocks when given (its pages; `pageSize` does not apply to it).
+ */
+const followHead = (source: SourceKind, name: string, fromBlock: number, pageSize: number, nodeSpan?: number) =>
   job(
     name,
     contractsOf(dataset).map((address) => ({ address, fromBlock })),
-    { finality: FINALITY, pageSize, concurrency: 4 },
+    { finality: FINALITY, pageSize, concurrency: 4, ...(source === 'node' && { source: 'node', ...(nodeSpan !== undefined && { logsRange: nodeSpan }) }) },
   );
 
 /**
@@ -163,12 +193,13 @@ async function expectRepaired(
   return { figures, rows };
 }
 
-describe('reorgs between runs, depths 1 to 64', () => {
+describe.each(SOURCES)('%s jobs: reorgs between runs, depths 1 to 64', (source) => {
+  const figures = figuresOf[source];
   let devnet: RunningDevnet;
   let target: Awaited<ReturnType<typeof migratedWarehouse>>;
   beforeAll(async () => {
     devnet = await startDevnet(dataset, { seed: 57 });
-    target = await migratedWarehouse('reorg_between_runs');
+    target = await migratedWarehouse(`reorg_between_runs_${source}`);
   });
   afterAll(async () => {
     await target?.drop();
@@ -176,7 +207,7 @@ describe('reorgs between runs, depths 1 to 64', () => {
   });
 
   it('repairs each at the next run: the truth, removed rows kept with their run, orphaned headers non-canonical', async () => {
-    const config = followHead('reorg-between-runs', OPTIONS.startBlock, 100);
+    const config = followHead(source, 'reorg-between-runs', OPTIONS.startBlock, 100);
     await runExport(target.url, devnet.base, config);
     let before = await warehouseTransfers(target.warehouse);
     expect(diffTransfers(before, await truthTransfers(devnet.origin))).toMatchObject(EXACT);
@@ -195,15 +226,16 @@ describe('reorgs between runs, depths 1 to 64', () => {
   }, 240_000);
 });
 
-describe('reorgs while a run is between pages', () => {
+describe.each(SOURCES)('%s jobs: reorgs while a run is between pages', (source) => {
+  const figures = figuresOf[source];
   it.each(MID_RUN_DEPTHS)(
     'depth %i: the next run repairs what the interrupted run read from the old fork',
     async (depth) => {
       // a fresh chain and warehouse per depth; the interrupted run is a job's first, in small pages, slowed down
-      const devnet = await startDevnet(dataset, { seed: 5700 + depth, faults: { latencyMs: [4, 8] } });
-      const target = await migratedWarehouse(`reorg_mid_run_${depth}`);
+      const devnet = await startDevnet(dataset, midRunServer(source, { seed: 5700 + depth, faults: { latencyMs: [4, 8] } }));
+      const target = await migratedWarehouse(`reorg_mid_run_${source}_${depth}`);
       try {
-        const config = followHead(`reorg-mid-run-${depth}`, MID_RUN_FROM, 20);
+        const config = followHead(source, `reorg-mid-run-${depth}`, MID_RUN_FROM, 20, NODE_SPAN);
         let settled = false;
         const interrupted = runExport(target.url, devnet.base, config).then(
           (summary) => ({ ok: true as const, summary }),
@@ -251,17 +283,18 @@ describe('reorgs while a run is between pages', () => {
   );
 });
 
-describe('reorgs while a run is between pages, the run then killed', () => {
+describe.each(SOURCES)('%s jobs: reorgs while a run is between pages, the run then killed', (source) => {
+  const figures = figuresOf[source];
   const tmp = mkdtempSync(join(tmpdir(), 'erc20-etl-reorg-kill-'));
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   it.each(KILLED_RUN_DEPTHS)(
     'depth %i: the next run, which resumes the killed one, leaves the warehouse equal to the truth',
     async (depth) => {
-      const devnet = await startDevnet(dataset, { seed: 5800 + depth, faults: { latencyMs: [4, 8] } });
-      const target = await migratedWarehouse(`reorg_killed_run_${depth}`);
+      const devnet = await startDevnet(dataset, midRunServer(source, { seed: 5800 + depth, faults: { latencyMs: [4, 8] } }));
+      const target = await migratedWarehouse(`reorg_killed_run_${source}_${depth}`);
       try {
-        const config = followHead(`reorg-killed-run-${depth}`, MID_RUN_FROM, 20);
+        const config = followHead(source, `reorg-killed-run-${depth}`, MID_RUN_FROM, 20, NODE_SPAN);
         const file = join(tmp, `${config.name}.json`);
         writeFileSync(file, JSON.stringify(config));
         const child = spawn(process.execPath, [BIN, 'run', file], {

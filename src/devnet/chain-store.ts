@@ -44,7 +44,9 @@ const JSON_SAFE = /^[0-9A-Za-z:.x-]*$/;
 
 /**
  * A store of `initial`, with `foreign` logs (ones that are not transfer rows: see foreign-logs.ts) kept by
- * block number, so that they follow the chain through reorgs.
+ * block number, so that they follow the chain through reorgs. Their bits are in the blooms of the headers
+ * that hold them when the dataset and the logs come from the same synthetic options (synthetic.ts), and a
+ * reorg keeps them there (reorg.ts); the store itself never changes a header.
  */
 export function createChainStore(initial: Dataset, foreign: readonly ForeignLog[] = []): ChainStore {
   let byContract = new Map<string, TransferRecord[]>();

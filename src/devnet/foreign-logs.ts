@@ -2,7 +2,9 @@
  * Logs of the synthetic chain that carry the ERC-20 `Transfer` topic but are not ERC-20 transfers
  * (node-source.md, "From a log to a row"): ERC-721 transfers (token id indexed: 4 topics, no data) and two
  * older shapes, each from contracts of their own. They reach `eth_getLogs` only, never the builder API, and
- * never the dataset: they are drawn from a random stream of their own, so the dataset stays what it was.
+ * never the dataset's transfers: they are drawn from a random stream of their own, so the transfers stay what
+ * they were. Their blocks' headers hold them in their blooms: the synthetic generator draws them too, and sets
+ * their bits before it hashes a block (synthetic.ts).
  */
 import { addressTopic, type LogBody, TRANSFER_TOPIC, uint256Word } from './chain-log.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
@@ -32,7 +34,8 @@ const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
 
 /**
  * The foreign logs of the synthetic chain of `options`, by block number (generation order within a block).
- * The same options give the same logs; the synthetic dataset is not touched.
+ * The same options give the same logs; they depend on the options only, not on the dataset (whose blooms
+ * `generateSyntheticDataset(options)` makes from them).
  *
  * @example
  * const logs = syntheticForeignLogs({ ...SYNTHETIC_DEFAULTS, transfers: 1000 });

@@ -4,6 +4,7 @@ import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
+import { createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
 import { reorgDataset } from './reorg.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from './synthetic.ts';
 
@@ -68,6 +69,29 @@ function problems(ds: Dataset): string[] {
   return out;
 }
 
+/** Transfers that their block's bloom rules out, each with what it lacks. */
+function outOfBloom(ds: Dataset): string[] {
+  const blooms = new Map(ds.headers.map((h) => [h.hash, Buffer.from(h.logsBloom!.slice(2), 'hex')]));
+  const bits = createBloomBitsCache();
+  const out: string[] = [];
+  for (const t of ds.transfers) {
+    const missing = missingFromBloom(blooms.get(t.blockHash)!, t, bits);
+    if (missing) out.push(`transfer ${txKey(t)} in block ${t.blockNumber}: ${missing}`);
+  }
+  return out;
+}
+
+/** The headers of `after` whose bloom lacks a bit that the header of the same number had in `before`. */
+function lostBloomBits(before: Dataset, after: Dataset): string[] {
+  const old = new Map(before.headers.map((h) => [numberOf(h), Buffer.from(h.logsBloom!.slice(2), 'hex')]));
+  return after.headers
+    .filter((h) => {
+      const was = old.get(numberOf(h))!;
+      return !Buffer.from(h.logsBloom!.slice(2), 'hex').every((byte, i) => (byte & was[i]!) === was[i]!);
+    })
+    .map((h) => `header ${numberOf(h)}`);
+}
+
 /** How the transfers of the replaced blocks fared. */
 function outcome(before: Dataset, after: Dataset, orphaned: readonly HeaderJson[]) {
   const oldHashes = new Set(orphaned.map((h) => h.hash));
@@ -107,6 +131,20 @@ describe('reorg of a synthetic chain', () => {
   it('keeps every header hashing to its hash and linked to its parent', () => {
     expect(problems(after)).toEqual([]);
     expect(after.headers[fork]!.parentHash).toBe(synthetic.headers[fork - 1]!.hash);
+  });
+
+  it('gives each new block a true bloom: the old block’s bits, and those of every transfer it now holds', () => {
+    expect(outOfBloom(synthetic)).toEqual([]);
+    expect(outOfBloom(after)).toEqual([]);
+    expect(lostBloomBits(synthetic, after)).toEqual([]);
+    // blocks that gained transfers (moved or new ones) gained bits
+    const gained = after.headers.slice(fork).filter((h, i) => h.logsBloom !== synthetic.headers[fork + i]!.logsBloom);
+    expect(gained.length).toBeGreaterThan(0);
+    for (const depth of [1, 150, synthetic.headers.length]) {
+      const other = reorgDataset(synthetic, depth, depth).dataset;
+      expect(outOfBloom(other), `depth ${depth}`).toEqual([]);
+      expect(outOfBloom(reorgDataset(other, 3, 9).dataset), `depth ${depth}, then 3`).toEqual([]);
+    }
   });
 
   it('reports the replaced headers as orphaned', () => {
@@ -199,6 +237,12 @@ describe('reorg of the real mainnet dataset', () => {
       if (replacedNumbers.has(numberOf(old))) expect(h.hash).not.toBe(old.hash);
       else expect(h).toBe(old);
     });
+  });
+
+  it('keeps the real blooms’ bits (the blocks’ other logs) and adds those of the transfers moved in or added', () => {
+    expect(outOfBloom(mainnet)).toEqual([]);
+    expect(outOfBloom(after)).toEqual([]);
+    expect(lostBloomBits(mainnet, after)).toEqual([]);
   });
 
   it('relinks a replaced header to its replaced parent, and keeps other parents', () => {

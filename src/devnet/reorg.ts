@@ -8,6 +8,7 @@ import { computeHeaderHash } from '../eth/header-hash.ts';
 import { fromQuantity } from '../eth/hex.ts';
 import { blockTransfer, type TransferParts } from './block-transfer.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
+import { bloomHex, createBloomWriter, parseBloom } from './true-bloom.ts';
 
 export interface ReorgResult {
   /** The dataset as the new fork has it. */
@@ -31,6 +32,14 @@ const NEW_SHARE = 0.15;
  * Deterministic for (dataset, depth, seed). Records it leaves as they are (untouched headers, transfers and
  * tokens, and the orphaned headers) are shared with the input, not copied: treat datasets as immutable.
  *
+ * A new block's `logsBloom` is the old block's with the bits of the new block's transfers added: it keeps
+ * what the old bloom held besides the transfers (the foreign logs the server places by block number, which
+ * stay in the block through the reorg; a real block's other logs), and bits of transfers that left the block
+ * stay too, as a bloom may hold more than its logs. So every log the server serves in a new block is in its
+ * bloom when every log of the old block was. A header without a 256-byte bloom keeps its field as it was.
+ * The fork is made in that order: headers' fields first, then the transfers, then the blooms, then the
+ * hashes, each parent before its child, and the transfers get their block's new hash.
+ *
  * @example
  * const { dataset: after, orphaned } = reorgDataset(before, 3, 7);
  * orphaned.map((h) => h.hash); // the three newest hashes of `before`, now gone from `after`
@@ -41,8 +50,11 @@ export function reorgDataset(dataset: Dataset, depth: number, seed: number): Reo
     throw new RangeError(`reorg depth must be an integer from 1 to ${count} (the number of headers), got ${depth}`);
   }
   const rng = createRng(deriveSeed(seed, 'reorg'));
-  const { replaced, headers, orphaned } = replaceHeaders(rng, dataset.headers, depth);
-  const transfers = rewriteTransfers(rng, dataset, replaced);
+  const { replaced, headers, orphaned, hashOf } = replaceHeaders(rng, dataset.headers, depth);
+  const { untouched, contents } = rewriteTransfers(rng, dataset, replaced);
+  sealFork(contents, hashOf);
+  const transfers = untouched;
+  for (const content of contents) for (const t of content.transfers) transfers.push(t);
   return { dataset: { headers, transfers, tokens: [...dataset.tokens] }, orphaned };
 }
 
@@ -52,6 +64,9 @@ export function reorgDataset(dataset: Dataset, depth: number, seed: number): Reo
 interface ReplacedBlock {
   number: number;
   oldHash: string;
+  /** Its header on the new fork: every field final but `logsBloom`, `parentHash` and `hash` until `sealFork`. */
+  header: HeaderJson;
+  /** Empty until `sealFork` hashes the header; the transfers placed in the block get it then. */
   hash: string;
   /** ISO 8601 UTC with milliseconds, as transfers carry it. */
   timestamp: string;
@@ -63,7 +78,15 @@ function quantityField(header: HeaderJson, key: 'number' | 'timestamp'): number 
   return Number(fromQuantity(text));
 }
 
-function replaceHeaders(rng: Rng, input: readonly HeaderJson[], depth: number): { replaced: ReplacedBlock[]; headers: HeaderJson[]; orphaned: HeaderJson[] } {
+/**
+ * Draws the new fork's headers (all but bloom, parent hash and hash: `sealFork` sets those), in place of the
+ * `depth` highest-numbered ones; `hashOf` is every input header's hash by number.
+ */
+function replaceHeaders(
+  rng: Rng,
+  input: readonly HeaderJson[],
+  depth: number,
+): { replaced: ReplacedBlock[]; headers: HeaderJson[]; orphaned: HeaderJson[]; hashOf: Map<number, string> } {
   const numbers = input.map((h) => quantityField(h, 'number'));
   const byNumber = input.map((_, i) => i).sort((a, b) => numbers[a]! - numbers[b]! || a - b);
   const positions = byNumber.slice(byNumber.length - depth);
@@ -80,21 +103,41 @@ function replaceHeaders(rng: Rng, input: readonly HeaderJson[], depth: number): 
     const number = numbers[position]!;
     const fresh: HeaderJson = {
       ...old,
-      parentHash: hashOf.get(number - 1) ?? old.parentHash,
       extraData: rng.hex(rng.int(4, 16)),
       stateRoot: rng.hex(32),
       transactionsRoot: rng.hex(32),
       receiptsRoot: rng.hex(32),
       mixHash: rng.hex(32),
     };
-    fresh.hash = computeHeaderHash(fresh);
-    hashOf.set(number, fresh.hash);
     headers[position] = fresh;
     orphaned.push(old);
     const timestamp = new Date(quantityField(old, 'timestamp') * 1000).toISOString();
-    replaced.push({ number, oldHash: old.hash, hash: fresh.hash, timestamp });
+    replaced.push({ number, oldHash: old.hash, header: fresh, hash: '', timestamp });
   }
-  return { replaced, headers, orphaned };
+  return { replaced, headers, orphaned, hashOf };
+}
+
+/**
+ * Completes the new fork, lowest block first: each new header's bloom (the old one, plus the bits of the
+ * transfers the block now holds), then its parent hash (the new hash of the block below, when it was
+ * replaced too; the old parent hash otherwise) and its hash, which its transfers then carry. `hashOf`, the
+ * hashes by number, starts as the input's and ends as the new fork's.
+ */
+function sealFork(contents: readonly BlockContent[], hashOf: Map<number, string>): void {
+  const writer = createBloomWriter();
+  for (const { block, transfers } of contents) {
+    const { header } = block;
+    const bloom = parseBloom(header.logsBloom);
+    if (bloom !== undefined) {
+      for (const t of transfers) writer.addTransfer(bloom, t);
+      header.logsBloom = bloomHex(bloom);
+    }
+    header.parentHash = hashOf.get(block.number - 1) ?? header.parentHash;
+    header.hash = computeHeaderHash(header);
+    block.hash = header.hash;
+    hashOf.set(block.number, header.hash);
+    for (const t of transfers) t.blockHash = header.hash;
+  }
 }
 
 // ------------------------------------------------------------------------------------------- transfers
@@ -113,7 +156,11 @@ interface OldTransaction {
   transfers: TransferRecord[];
 }
 
-function rewriteTransfers(rng: Rng, dataset: Dataset, replaced: readonly ReplacedBlock[]): TransferRecord[] {
+/**
+ * The transfers outside the replaced blocks, as they were, and those of each replaced block on the new fork,
+ * by log index, with an empty block hash until `sealFork` sets it.
+ */
+function rewriteTransfers(rng: Rng, dataset: Dataset, replaced: readonly ReplacedBlock[]): { untouched: TransferRecord[]; contents: BlockContent[] } {
   const blockOfHash = new Map(replaced.map((b, i) => [b.oldHash, i]));
   const untouched: TransferRecord[] = [];
   const affected: TransferRecord[][] = replaced.map(() => []);
@@ -155,12 +202,8 @@ function rewriteTransfers(rng: Rng, dataset: Dataset, replaced: readonly Replace
   });
   addNewTransfers(rng, dataset, contents, Math.max(1, Math.round(affectedCount * NEW_SHARE)));
 
-  const rewritten: TransferRecord[] = [];
-  for (const content of contents) {
-    content.transfers.sort((a, b) => a.logIndex - b.logIndex);
-    for (const t of content.transfers) rewritten.push(t);
-  }
-  return untouched.concat(rewritten);
+  for (const content of contents) content.transfers.sort((a, b) => a.logIndex - b.logIndex);
+  return { untouched, contents };
 }
 
 /** The transactions of each replaced block, in order of first log. */

@@ -36,8 +36,10 @@ describe('synthetic dataset: determinism and options', () => {
 
   it('the default amounts profile is edge-cases, and the default dataset is the one every test was written against', () => {
     expect(generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS }, { amounts: 'edge-cases' })).toEqual(defaults);
-    // change this digest only when changing the generator on purpose: tests' expected figures rest on the dataset
-    expect(createHash('sha256').update(jsonl(defaults)).digest('hex')).toBe('84bc6669d7b90541e5c2f6cb0fc06eb0128514f1a058ab86b0a649fddfc8b529');
+    // change this digest only when changing the generator on purpose: tests' expected figures rest on the dataset.
+    // Changed when the blooms became true (each header's logsBloom holds its block's logs, so the hashes changed
+    // with it); everything else is as it was: see 'synthetic dataset: true blooms' below.
+    expect(createHash('sha256').update(jsonl(defaults)).digest('hex')).toBe('5ada65d5b944d0c062bdf5c4d49984ce1d1ee6bda945e487ae70e8fa164b4c74');
   });
 
   it('rejects an unknown amounts profile, naming the flag and the accepted ones', () => {
@@ -71,6 +73,62 @@ describe('synthetic dataset: determinism and options', () => {
     expect(ds.headers).toHaveLength(1);
     expect(ds.transfers).toHaveLength(0);
     expect(computeHeaderHash(ds.headers[0]!)).toBe(ds.headers[0]!.hash);
+  });
+});
+
+describe('synthetic dataset: true blooms', () => {
+  // the default dataset as it was before blooms were true: random bits only
+  const before = generateSyntheticDataset(SYNTHETIC_DEFAULTS, {}, 'random-only');
+  const BEFORE_DIGEST = '84bc6669d7b90541e5c2f6cb0fc06eb0128514f1a058ab86b0a649fddfc8b529';
+  const bloomOf = (h: HeaderJson) => Buffer.from(h.logsBloom!.slice(2), 'hex');
+
+  it('the random-only mode still makes, byte for byte, the default dataset of the generator before true blooms', () => {
+    expect(createHash('sha256').update(jsonl(before)).digest('hex')).toBe(BEFORE_DIGEST);
+  });
+
+  it('changes only the blooms, and the hashes that follow from them: every other field is as it was', () => {
+    const headerFields = ({ logsBloom: _b, parentHash: _p, hash: _h, ...rest }: HeaderJson) => rest;
+    const transferFields = ({ blockHash: _, ...rest }: TransferRecord) => rest;
+    expect(defaults.headers).toHaveLength(before.headers.length);
+    expect(defaults.headers.map(headerFields)).toEqual(before.headers.map(headerFields));
+    expect(defaults.headers.map((h) => Object.keys(h))).toEqual(before.headers.map((h) => Object.keys(h)));
+    expect(defaults.transfers).toHaveLength(before.transfers.length);
+    expect(defaults.transfers.map(transferFields)).toEqual(before.transfers.map(transferFields));
+    expect(defaults.transfers.map((t) => Object.keys(t))).toEqual(before.transfers.map((t) => Object.keys(t)));
+    expect(defaults.tokens).toEqual(before.tokens);
+    // the first parent hash is drawn, not computed: it stays
+    expect(defaults.headers[0]!.parentHash).toBe(before.headers[0]!.parentHash);
+  });
+
+  it('keeps the old random bits (for the blocks’ other logs) and adds the logs’ bits to them', () => {
+    let grown = 0;
+    defaults.headers.forEach((h, i) => {
+      const now = bloomOf(h);
+      const old = bloomOf(before.headers[i]!);
+      expect(now.every((byte, j) => (byte & old[j]!) === old[j]!)).toBe(true);
+      if (!now.equals(old)) grown++;
+    });
+    // every block with a transfer or a foreign log has bits of its own
+    const withLogs = new Set(defaults.transfers.map((t) => t.blockNumber));
+    expect(grown).toBeGreaterThanOrEqual(withLogs.size);
+  });
+
+  it('gives a new hash to every block from the first whose bloom changed on, and the transfers their block’s new hash', () => {
+    const first = defaults.headers.findIndex((h, i) => h.logsBloom !== before.headers[i]!.logsBloom);
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(defaults.headers.slice(0, first)).toEqual(before.headers.slice(0, first));
+    const oldHashes = new Set(before.headers.map((h) => h.hash));
+    expect(defaults.headers.slice(first).filter((h) => oldHashes.has(h.hash))).toEqual([]);
+    const hashOf = new Map(defaults.headers.map((h) => [Number(h.number), h.hash]));
+    expect(defaults.transfers.filter((t) => t.blockHash !== hashOf.get(t.blockNumber))).toEqual([]);
+  });
+
+  it('leaves a block without transfers, foreign logs or random bits an empty bloom', () => {
+    const empty = `0x${'00'.repeat(256)}`;
+    const ds = generateSyntheticDataset({ seed: 0, blocks: 1, tokens: 1, transfers: 0, startBlock: 0 });
+    // its three foreign logs are in its one block
+    expect(ds.headers[0]!.logsBloom).not.toBe(empty);
+    expect(defaults.headers.some((h) => h.logsBloom === empty)).toBe(true);
   });
 });
 

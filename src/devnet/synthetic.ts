@@ -10,9 +10,11 @@ import type { HeaderJson } from '../eth/header-fields.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { toQuantity } from '../eth/hex.ts';
 import { blockTransfer, type BlockRef } from './block-transfer.ts';
+import { type ForeignLog, syntheticForeignLogs } from './foreign-logs.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
 import { MAX_UINT256 } from '../dataset/validate.ts';
 import { realisticValue } from './realistic-amounts.ts';
+import { addressTopicBits, bloomHex, createBloomWriter, hexItemBits, setBloomBits, TRANSFER_TOPIC_BITS } from './true-bloom.ts';
 
 export interface SyntheticOptions {
   /** Any safe integer; the whole dataset is a function of the options. */
@@ -40,6 +42,14 @@ export const AMOUNTS_PROFILES: readonly AmountsProfile[] = ['edge-cases', 'reali
 export interface SyntheticProfile {
   amounts?: AmountsProfile;
 }
+
+/**
+ * What a header's `logsBloom` holds. `logs` (the default): the true bloom of the logs the reference server
+ * serves in the block (its transfers, and its foreign logs: foreign-logs.ts), over a few random bits that
+ * stand for the block's other logs. `random-only`: those random bits alone, as the generator made every
+ * bloom before blooms were true; only for tests that check that nothing else changed.
+ */
+export type BloomMode = 'logs' | 'random-only';
 
 export const SYNTHETIC_DEFAULTS: SyntheticOptions = Object.freeze({
   seed: 1,
@@ -136,8 +146,13 @@ export function forkBoundaries(options: Pick<SyntheticOptions, 'startBlock' | 'b
  *
  * With `{ amounts: 'realistic' }` only the transfer values differ: headers, tokens, addresses, blocks and
  * counts are those of the default profile for the same options.
+ *
+ * Block by block, the logs come first, then the bloom, then the hash: a block's transfers are drawn, its
+ * bloom is made of them and of its foreign logs (`syntheticForeignLogs(options)`, which the server serves
+ * through eth_getLogs; they stay out of the dataset), then its header is hashed with its parent's hash, and
+ * the transfers get that hash.
  */
-export function generateSyntheticDataset(options: SyntheticOptions, profile: SyntheticProfile = {}): Dataset {
+export function generateSyntheticDataset(options: SyntheticOptions, profile: SyntheticProfile = {}, blooms: BloomMode = 'logs'): Dataset {
   validateSyntheticOptions(options);
   const amounts = profile.amounts ?? 'edge-cases';
   if (!AMOUNTS_PROFILES.includes(amounts)) {
@@ -166,24 +181,84 @@ export function generateSyntheticDataset(options: SyntheticOptions, profile: Syn
     zeroAt: layout.zeroAt,
     maxAt: layout.maxAt,
     emitted: 0,
+    bloomBits: blooms === 'logs' ? new TransferBloomBits(contracts, addresses) : undefined,
   };
 
+  const foreign = blooms === 'logs' ? new ForeignBlooms(syntheticForeignLogs(options)) : undefined;
   const headers: HeaderJson[] = [];
   const transfers: TransferRecord[] = [];
   for (let offset = 0; offset < blocks; offset++) {
     const regular = layout.regular[offset]!;
     const hot = layout.hot[offset]!;
-    const header = chain.next(offset, regular + hot);
+    const number = startBlock + offset;
+    const { header, bloom } = chain.next(offset, regular + hot);
+    // 1. the block's logs, whose bits go into its bloom: its transfers (as they are drawn; they get the
+    // block's hash once it is known), then its foreign logs
+    const first = transfers.length;
+    if (regular + hot > 0) {
+      const block: BlockRef = { number, hash: '', timestamp: new Date((TIMESTAMP_BASE + BLOCK_TIME_SECONDS * offset) * 1000).toISOString() };
+      appendBlockTransfers(transfers, ctx, block, regular, hot, layout.hotToken[offset]!, bloom);
+    }
+    foreign?.addToBloom(bloom, number);
+    // 2. the complete bloom, 3. the hash, which the transfers carry
+    header.logsBloom = bloom.some((byte) => byte !== 0) ? bloomHex(bloom) : EMPTY_BLOOM;
+    chain.seal(header);
+    for (let i = first; i < transfers.length; i++) transfers[i]!.blockHash = header.hash;
     headers.push(header);
-    if (regular + hot === 0) continue;
-    const block: BlockRef = {
-      number: startBlock + offset,
-      hash: header.hash,
-      timestamp: new Date((TIMESTAMP_BASE + BLOCK_TIME_SECONDS * offset) * 1000).toISOString(),
-    };
-    appendBlockTransfers(transfers, ctx, block, regular, hot, layout.hotToken[offset]!);
   }
   return { headers, transfers, tokens };
+}
+
+/** The foreign logs of the chain, block after block, as bloom bits. */
+class ForeignBlooms {
+  private readonly writer = createBloomWriter();
+  /** Index of the first log not yet in a bloom (the logs are sorted by block number). */
+  private next = 0;
+
+  constructor(private readonly logs: readonly ForeignLog[]) {}
+
+  /** ORs the foreign logs of block `number` into `bloom`; blocks come in ascending order. */
+  addToBloom(bloom: Uint8Array, number: number): void {
+    const { logs } = this;
+    while (this.next < logs.length && logs[this.next]!.blockNumber < number) this.next++;
+    for (; this.next < logs.length && logs[this.next]!.blockNumber === number; this.next++) this.writer.addLog(bloom, logs[this.next]!);
+  }
+}
+
+/**
+ * The bloom bits of the transfers being drawn, by the indexes they are drawn with (token, pool address, −1
+ * for the zero address): each item is hashed once, and nothing is looked up by its text in the hot loop.
+ */
+class TransferBloomBits {
+  private readonly contractBits: readonly (readonly number[])[];
+  private readonly topicBits: (readonly number[] | undefined)[];
+  private readonly zeroTopicBits = addressTopicBits(ZERO_ADDRESS);
+
+  constructor(
+    contracts: readonly string[],
+    private readonly addresses: readonly string[],
+  ) {
+    this.contractBits = contracts.map(hexItemBits);
+    this.topicBits = new Array(addresses.length);
+  }
+
+  /** Sets into `bloom` the bits of a transfer of token `token` from pool address `from` to `to` (−1: the zero address). */
+  add(bloom: Uint8Array, token: number, from: number, to: number): void {
+    setBloomBits(bloom, this.contractBits[token]!);
+    setBloomBits(bloom, TRANSFER_TOPIC_BITS);
+    setBloomBits(bloom, this.topic(from));
+    setBloomBits(bloom, this.topic(to));
+  }
+
+  private topic(index: number): readonly number[] {
+    if (index < 0) return this.zeroTopicBits;
+    let bits = this.topicBits[index];
+    if (bits === undefined) {
+      bits = addressTopicBits(this.addresses[index]!);
+      this.topicBits[index] = bits;
+    }
+    return bits;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- tokens
@@ -365,7 +440,8 @@ const TYPICAL_BASE_FEE = 15_000_000_000;
 const GAS_PER_BLOB = 131_072;
 const TARGET_BLOB_GAS = 3 * GAS_PER_BLOB;
 const ZERO_NONCE = '0x0000000000000000';
-const ZERO_BLOOM = `0x${'00'.repeat(256)}`;
+/** One string for every bloom without a bit set. */
+const EMPTY_BLOOM = `0x${'00'.repeat(256)}`;
 
 function utf8Hex(text: string): string {
   return `0x${Buffer.from(text, 'utf8').toString('hex')}`;
@@ -374,7 +450,11 @@ function utf8Hex(text: string): string {
 const POW_EXTRA_DATA: readonly string[] = ['ethermine-eu1-1', 'Hiveon', 'geth go1.16.4 linux', 'f2pool'].map(utf8Hex);
 const POS_EXTRA_DATA: readonly string[] = ['beaverbuild.org', 'Titan (titanbuilder.xyz)', 'rsync-builder.xyz', 'Illuminate Dmocratize Dstribute', ''].map(utf8Hex);
 
-/** Builds the headers one block after another, carrying the state a chain carries (parent, fees, blob gas). */
+/**
+ * Builds the headers one block after another, carrying the state a chain carries (fees, blob gas, parent):
+ * `next` draws a header's fields and the random bits of its bloom, `seal` (once the bloom is complete) links
+ * the header to its parent and hashes it.
+ */
 class HeaderChain {
   private readonly forks: ForkBoundaries;
   private readonly powMiners: string[];
@@ -394,8 +474,11 @@ class HeaderChain {
     this.parentHash = options.startBlock === 0 ? ZERO_HASH : rng.hex(32);
   }
 
-  /** The header of block `startBlock + offset`, which holds `transfers` transfer logs. */
-  next(offset: number, transfers: number): HeaderJson {
+  /**
+   * The header of block `startBlock + offset`, which holds `transfers` transfer logs, with neither parent
+   * hash nor hash yet, and its bloom's random bits: `logsBloom` is left for the caller to set.
+   */
+  next(offset: number, transfers: number): { header: HeaderJson; bloom: Uint8Array } {
     const { rng, forks } = this;
     const n = this.options.startBlock + offset;
     const london = n >= forks.london;
@@ -411,23 +494,27 @@ class HeaderChain {
     const gasUsed = Math.floor(Math.min(1, Math.max(0.02, fill)) * gasLimit);
     const blobGasUsed = cancun ? GAS_PER_BLOB * rng.int(0, 6) : 0;
 
+    // drawn in the order of the fields, as the headers stream always advanced
+    const requestsHash = n >= forks.prague ? (rng.chance(0.9) ? EMPTY_REQUESTS_HASH : rng.hex(32)) : null;
+    const difficulty = merged ? '0x0' : toQuantity(11_000_000_000_000_000n + rng.bigintBelow(2_000_000_000_000_000n));
+    const bloom = this.randomBloom(transfers + rng.int(0, 30));
     const header: HeaderJson = {
-      requestsHash: n >= forks.prague ? (rng.chance(0.9) ? EMPTY_REQUESTS_HASH : rng.hex(32)) : null,
+      requestsHash,
       baseFeePerGas: london ? toQuantity(this.baseFee) : null,
       blobGasUsed: cancun ? toQuantity(blobGasUsed) : null,
-      difficulty: merged ? '0x0' : toQuantity(11_000_000_000_000_000n + rng.bigintBelow(2_000_000_000_000_000n)),
+      difficulty,
       excessBlobGas: cancun ? toQuantity(this.excessBlobGas) : null,
       extraData: (merged ? POS_EXTRA_DATA : POW_EXTRA_DATA)[builder]!,
       gasLimit: toQuantity(gasLimit),
       gasUsed: toQuantity(gasUsed),
       hash: '',
-      logsBloom: this.bloom(transfers + rng.int(0, 30)),
+      logsBloom: '',
       miner: (merged ? this.posMiners : this.powMiners)[builder]!,
       mixHash: rng.hex(32),
       nonce: merged ? ZERO_NONCE : rng.hex(8),
       number: toQuantity(n),
       parentBeaconBlockRoot: cancun ? rng.hex(32) : null,
-      parentHash: this.parentHash,
+      parentHash: '',
       receiptsRoot: rng.hex(32),
       sha3Uncles: EMPTY_UNCLES_HASH,
       stateRoot: rng.hex(32),
@@ -436,9 +523,6 @@ class HeaderChain {
       withdrawalsRoot: n >= forks.shanghai ? rng.hex(32) : null,
       blockAccessListHash: null,
     };
-    header.hash = computeHeaderHash(header);
-
-    this.parentHash = header.hash;
     if (london) {
       // EIP-1559: the base fee moves by up to 1/8 towards the gas used, relative to the target.
       this.baseFee = Math.max(7, this.baseFee + Math.trunc(((this.baseFee / target) * (gasUsed - target)) / 8));
@@ -447,19 +531,25 @@ class HeaderChain {
       this.excessBlobGas = Math.max(0, this.excessBlobGas + this.parentBlobGasUsed - TARGET_BLOB_GAS);
       this.parentBlobGasUsed = blobGasUsed;
     }
-    return header;
+    return { header, bloom };
   }
 
-  /** A logs bloom with a few random bits per log (an empty bloom for a block without logs). */
-  private bloom(logs: number): string {
-    if (logs === 0) return ZERO_BLOOM;
+  /** Links `header` (whose fields, bloom included, are final) to the previous sealed one, and hashes it. */
+  seal(header: HeaderJson): void {
+    header.parentHash = this.parentHash;
+    header.hash = computeHeaderHash(header);
+    this.parentHash = header.hash;
+  }
+
+  /** A bloom with a few random bits per log (no bit for a block without logs). */
+  private randomBloom(logs: number): Uint8Array {
     const bits = new Uint8Array(256);
     const count = Math.min(512, logs * 3);
     for (let i = 0; i < count; i++) {
       const bit = this.rng.int(0, 2047);
       bits[bit >>> 3]! |= 1 << (bit & 7);
     }
-    return `0x${Buffer.from(bits.buffer).toString('hex')}`;
+    return bits;
   }
 }
 
@@ -477,6 +567,8 @@ interface TransferContext {
   zeroAt: number;
   maxAt: number;
   emitted: number;
+  /** Sets each transfer's bits into its block's bloom as it is drawn; undefined when blooms are random only. */
+  bloomBits: TransferBloomBits | undefined;
 }
 
 const MAX_UINT256_TEXT = MAX_UINT256.toString();
@@ -486,14 +578,15 @@ const POW10: readonly bigint[] = Array.from({ length: 41 }, (_, i) => 10n ** Big
 
 /**
  * Appends one block's transfers in log order: `regular` transfers of popular tokens, with a run of `hot`
- * transfers of token `hotToken` (a batch payout in a few transactions) somewhere among them.
+ * transfers of token `hotToken` (a batch payout in a few transactions) somewhere among them; sets their bits
+ * into the block's `bloom` (unless blooms are random only).
  */
-function appendBlockTransfers(out: TransferRecord[], ctx: TransferContext, block: BlockRef, regular: number, hot: number, hotToken: number): void {
+function appendBlockTransfers(out: TransferRecord[], ctx: TransferContext, block: BlockRef, regular: number, hot: number, hotToken: number, bloom: Uint8Array): void {
   const { rng, contracts, addresses } = ctx;
   const total = regular + hot;
   const hotStart = hot > 0 ? rng.int(0, regular) : -1;
   const hotEnd = hotStart + hot;
-  const hotSender = hot > 0 ? rng.pick(addresses) : '';
+  const hotSender = hot > 0 ? rng.int(0, addresses.length - 1) : -1; // an index, drawn as rng.pick(addresses) draws
 
   let logIndex = rng.int(0, 4);
   let transactionIndex = rng.int(0, 3);
@@ -512,23 +605,27 @@ function appendBlockTransfers(out: TransferRecord[], ctx: TransferContext, block
     }
 
     const token = isHot ? hotToken : pickToken(rng, ctx.popularity);
-    let fromAddress: string;
-    let toAddress: string;
+    // indexes into the address pool, −1 for the zero address
+    let from: number;
+    let to: number;
     if (isHot) {
-      fromAddress = hotSender;
-      toAddress = addresses[rng.int(0, addresses.length - 1)]!;
+      from = hotSender;
+      to = rng.int(0, addresses.length - 1);
     } else {
       const u = rng.next();
       const v = rng.next();
-      fromAddress = rng.chance(0.01) ? ZERO_ADDRESS : addresses[Math.floor(addresses.length * u * u)]!;
-      toAddress = rng.chance(0.005) ? ZERO_ADDRESS : addresses[Math.floor(addresses.length * v * v)]!;
+      from = rng.chance(0.01) ? -1 : Math.floor(addresses.length * u * u);
+      to = rng.chance(0.005) ? -1 : Math.floor(addresses.length * v * v);
     }
+    const fromAddress = from < 0 ? ZERO_ADDRESS : addresses[from]!;
+    const toAddress = to < 0 ? ZERO_ADDRESS : addresses[to]!;
     const ordinal = ctx.emitted++;
     // drawn in both profiles: the transfers stream must advance the same way for everything after it
     const edgeCase = ordinal === ctx.zeroAt ? '0' : ordinal === ctx.maxAt ? MAX_UINT256_TEXT : randomValue(rng, ctx.decimals[token]!);
     const value = ctx.realisticValues === undefined || ordinal === ctx.zeroAt ? edgeCase : realisticValue(ctx.realisticValues, ctx.decimals[token]!);
 
     out.push(blockTransfer({ contractAddress: contracts[token]!, fromAddress, toAddress, value }, block, { transactionHash, transactionIndex, logIndex }));
+    ctx.bloomBits?.add(bloom, token, from, to);
     logIndex++;
   }
 }
