@@ -1,4 +1,3 @@
-import { hexToBytes } from '@noble/hashes/utils.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/common/clock.ts';
@@ -10,8 +9,6 @@ import { syntheticForeignLogs } from '../src/devnet/foreign-logs.ts';
 import { LOGS_ERROR_STYLES } from '../src/devnet/logs-limit-errors.ts';
 import type { DevnetConfig } from '../src/devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../src/devnet/synthetic.ts';
-import { computeHeaderHash } from '../src/eth/header-hash.ts';
-import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC } from '../src/eth/logs-bloom.ts';
 import { createBuilderSource } from '../src/source/builder-source.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
 import { createNodeSource, type NodeSource } from '../src/source/node-source.ts';
@@ -148,33 +145,9 @@ describe('the node source equals the builder source: the mainnet fixture', () =>
   }
 });
 
-/**
- * The synthetic chain with each block's logsBloom true to its transfers (the generator draws random bits), its
- * hashes and parent links recomputed, and the transfers pointing at the new hashes.
- */
-function withTrueBlooms(dataset: Dataset): Dataset {
-  const bits = createBloomBitsCache();
-  const transferBits = bloomBits(hexToBytes(TRANSFER_TOPIC.slice(2)));
-  const byBlock = new Map<number, TransferRecord[]>();
-  for (const t of dataset.transfers) byBlock.set(t.blockNumber, [...(byBlock.get(t.blockNumber) ?? []), t]);
-  const renamed = new Map<string, string>();
-  const headers = dataset.headers.map((h) => {
-    const bloom = new Uint8Array(256);
-    for (const t of byBlock.get(Number(h.number)) ?? []) {
-      for (const b of [...bits('address', t.contractAddress), ...transferBits, ...bits('topic', t.fromAddress), ...bits('topic', t.toAddress)])
-        bloom[255 - (b >> 3)]! |= 1 << (b & 7);
-    }
-    const header = { ...h, parentHash: renamed.get(h.parentHash!) ?? h.parentHash, logsBloom: `0x${Buffer.from(bloom).toString('hex')}` };
-    const hash = computeHeaderHash(header);
-    renamed.set(h.hash, hash);
-    return { ...header, hash };
-  });
-  return { ...dataset, headers, transfers: dataset.transfers.map((t) => ({ ...t, blockHash: renamed.get(t.blockHash) ?? t.blockHash })) };
-}
-
 describe('the node source equals the builder source: the synthetic chain, with its ERC-721 and odd-shaped logs', () => {
   const options = { ...SYNTHETIC_DEFAULTS, blocks: 400, transfers: 4000 };
-  const dataset = withTrueBlooms(generateSyntheticDataset(options));
+  const dataset = generateSyntheticDataset(options);
   const foreign = syntheticForeignLogs(options);
   const servers: RunningDevnet[] = [];
   const serve = async (config: Partial<DevnetConfig> = {}) => {
