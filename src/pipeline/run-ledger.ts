@@ -41,20 +41,25 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
     }
     const skipped = skippedSince(scope.source.skippedLogs(), skippedAdded);
     if (!changed && !skipped.size) return writing;
-    writing = writing
-      .then(async () => {
-        if (changed) await addToRun(deps.warehouse.db, scope.runId, delta);
-        if (skipped.size) await recordSkippedLogs(deps.warehouse.db, scope.runId, skipped);
-      })
-      .catch((err: unknown) => {
-        // not added: the next write carries it again (a failed skipped-log write after the totals' may count those twice)
-        for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
-        for (const [contract, d] of skipped) {
-          const was = skippedAdded.get(contract)!;
-          skippedAdded.set(contract, { erc721: was.erc721 - d.erc721, other: was.other - d.other });
-        }
-        deps.logger.warn({ msg: 'could not add to the run totals; the next write will', run: scope.runId, err: (err as Error).message });
-      });
+    const warn = (err: unknown) => deps.logger.warn({ msg: 'could not add to the run totals; the next write will', run: scope.runId, err: (err as Error).message });
+    // each write that fails is taken back alone, so the next one carries it again and nothing counts twice
+    writing = writing.then(async () => {
+      if (changed) {
+        await addToRun(deps.warehouse.db, scope.runId, delta).catch((err: unknown) => {
+          for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
+          warn(err);
+        });
+      }
+      if (skipped.size) {
+        await recordSkippedLogs(deps.warehouse.db, scope.runId, skipped).catch((err: unknown) => {
+          for (const [contract, d] of skipped) {
+            const was = skippedAdded.get(contract)!;
+            skippedAdded.set(contract, { erc721: was.erc721 - d.erc721, other: was.other - d.other });
+          }
+          warn(err);
+        });
+      }
+    });
     return writing;
   };
   const timer = setInterval(add, LEDGER_EVERY_MS);
