@@ -87,9 +87,9 @@ export async function chainId(http: HttpClient): Promise<bigint | number> {
   return id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : id;
 }
 
-/** The blocks and contract of one `eth_getLogs` call, inclusive. */
+/** The blocks and contracts of one `eth_getLogs` call, inclusive. */
 export interface LogsCall {
-  contract: string;
+  contracts: readonly string[];
   fromBlock: number;
   toBlock: number;
 }
@@ -97,20 +97,22 @@ export interface LogsCall {
 export type LogsOutcome = { logs: unknown } | { refusal: LogsRefusal };
 
 /**
- * One `eth_getLogs` of a contract's Transfer logs over `call`'s blocks, with `timeoutMs` to answer: the logs (the
+ * One `eth_getLogs` of the contracts' Transfer logs over `call`'s blocks, with `timeoutMs` to answer: the logs (the
  * raw result, for `readLogsAnswer`), or a refusal for size (one of the providers' messages, or no answer in
  * time). Any other JSON-RPC error is thrown (`rpcFailure`). Counts the call, and the refusal.
  *
- * @example await getTransferLogs(http, { contract: '0xa0b8…', fromBlock: 17000000, toBlock: 17001999 }, 30_000) // → { refusal: { code: -32005, maxResults: 10000, … } }
+ * @example await getTransferLogs(http, { contracts: ['0xa0b8…', '0xdac1…'], fromBlock: 17000000, toBlock: 17001999 }, 30_000) // → { refusal: { code: -32005, maxResults: 10000, … } }
  */
 export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutMs: number): Promise<LogsOutcome> {
-  const filter = { address: [call.contract], topics: [TRANSFER_TOPIC], fromBlock: hex(call.fromBlock), toBlock: hex(call.toBlock) };
+  const filter = { address: call.contracts, topics: [TRANSFER_TOPIC], fromBlock: hex(call.fromBlock), toBlock: hex(call.toBlock) };
+  const [first, ...more] = call.contracts;
+  const context = { contract: more.length ? `${first} and ${more.length} more` : first, fromBlock: call.fromBlock, toBlock: call.toBlock };
   const counters = http.counters;
   counters.logsCalls = (counters.logsCalls ?? 0) + 1;
   let outcome: RpcOutcome | undefined;
   let refusal: LogsRefusal | undefined;
   try {
-    outcome = await rpcCall(http, 'eth_getLogs', [filter], call, { timeoutMs });
+    outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs });
   } catch (err) {
     if (!(err instanceof CallTimeoutError)) throw err;
     refusal = timeoutRefusal(timeoutMs);
@@ -118,7 +120,7 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
   if (outcome !== undefined && 'result' in outcome) return { logs: outcome.result };
   if (outcome !== undefined) {
     refusal = parseLogsRefusal(outcome.error);
-    if (refusal === undefined) throw rpcFailure(`eth_getLogs (${describeContext(call)})`, outcome.error);
+    if (refusal === undefined) throw rpcFailure(`eth_getLogs (${describeContext(context)})`, outcome.error);
   }
   counters.logsRefused = (counters.logsRefused ?? 0) + 1;
   return { refusal: refusal! };

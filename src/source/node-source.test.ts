@@ -256,6 +256,58 @@ describe('createNodeSource: pages', () => {
   });
 });
 
+describe('createNodeSource: contracts read together', () => {
+  /** Each contract's pages as the pipeline reads a chunk: the next page asked as soon as a page arrives. */
+  const readTogether = (source: NodeSource, contracts: readonly string[], fromBlock: number, toBlock: number) =>
+    Promise.all(contracts.map((contract) => readAll(source, { contract, fromBlock, toBlock })));
+  const addressesAsked = (node: ReturnType<typeof fakeNode>) =>
+    node.calls.filter((c) => c.method === 'eth_getLogs').map((c) => [...(c.params[0] as { address: string[] }).address].sort());
+
+  it('names every contract read over the same blocks in one eth_getLogs, each page what a call of its own finds', async () => {
+    const chain = buildChain(100, 199, busy);
+    const node = fakeNode(chain);
+    const source = sourceOf(node, { startRange: 10 });
+    const [usdc, dai] = await readTogether(source, [USDC, DAI], 100, 199);
+    expect(usdc!.rows).toEqual(expectedRows(chain, USDC));
+    expect(dai!.rows).toEqual(expectedRows(chain, DAI));
+    // the first pages start apart; from the second on, one call answers both
+    const asked = addressesAsked(node);
+    expect(asked.slice(0, 2).map((a) => a.length)).toEqual([1, 1]);
+    expect(asked.slice(2).every((a) => a.length === 2)).toBe(true);
+    expect(asked.length).toBeLessThan(usdc!.pages.length + 2);
+    // both went down the same spans
+    expect(usdc!.pages.map((p) => p.nextPageKey)).toEqual(dai!.pages.map((p) => p.nextPageKey));
+  });
+
+  it('names at most 50 contracts in a call', async () => {
+    const many = Array.from({ length: 60 }, (_, i) => `0x${(0x1000 + i).toString(16).padStart(40, '0')}`);
+    const chain = buildChain(100, 139, (n) => many.filter((_, i) => (n + i) % 7 === 0).map((address) => ({ address })));
+    const node = fakeNode(chain);
+    const source = sourceOf(node, { startRange: 5 });
+    const read = await readTogether(source, many, 100, 139);
+    for (const [i, r] of read.entries()) expect(r.rows).toEqual(expectedRows(chain, many[i]!));
+    const sizes = addressesAsked(node).map((a) => a.length);
+    expect(Math.max(...sizes)).toBe(50);
+    expect(sizes.length).toBeLessThan(60 * 8);
+  });
+
+  it('asks a block that overflows for several contracts once per contract', async () => {
+    // 3 USDC and 3 DAI transfers in block 105: 6 logs, over the cap of 4; each contract alone fits
+    const chain = buildChain(100, 109, (n) => (n === 105 ? [1, 2, 3].flatMap(() => [{ address: USDC }, { address: DAI }]) : [{ address: USDC }, { address: DAI }]));
+    const node = fakeNode(chain, { maxResults: 4 });
+    const source = sourceOf(node, { startRange: 2 });
+    const [usdc, dai] = await readTogether(source, [USDC, DAI], 100, 109);
+    expect(usdc!.rows).toEqual(expectedRows(chain, USDC));
+    expect(dai!.rows).toEqual(expectedRows(chain, DAI));
+    const block105 = node.calls.filter((c) => c.method === 'eth_getLogs' && spanOf(c.params[0])[0] === 105 && spanOf(c.params[0])[1] === 105);
+    const named = block105.map((c) => (c.params[0] as { address: string[] }).address.join());
+    expect(named).toContain(USDC);
+    expect(named).toContain(DAI);
+    // asked together once at most: the refusal is remembered for the block
+    expect(named.filter((n) => n.includes(',')).length).toBeLessThanOrEqual(1);
+  });
+});
+
 describe('createNodeSource: refusals', () => {
   it('follows a provider’s suggested range and asks again, at the top of what is left', async () => {
     const chain = buildChain(100, 199, busy);

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../common/clock.ts';
-import { FatalError, RetryableError } from '../common/errors.ts';
+import { RetryableError } from '../common/errors.ts';
 import { withRetry } from '../common/retry.ts';
 import type { SourceCounters } from '../common/source-counters.ts';
 import type { TransferRecord } from '../dataset/types.ts';
@@ -14,7 +14,8 @@ import type { LogsRefusal } from './provider-errors.ts';
 import { blockNumber, chainId, getTransferLogs } from './node-rpc.ts';
 import type { PageQuery, SkippedLogCounts, Source } from './source.ts';
 import { readTokenMetadata } from './token-metadata.ts';
-import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type TransferLog } from './transfer-log.ts';
+import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type SkippedLog, type TransferLog } from './transfer-log.ts';
+import { createLogsGroups, type Member } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
 
 /** A node source: a `Source`, and what the CLI asks of a node besides. */
@@ -44,6 +45,17 @@ const DEFAULT_RPC_TIMEOUT_MS = 30_000;
 /** A page whose logs or headers show the chain moving under it is asked again 5 times, after 0.2, 0.4, … 3.2 s. */
 const REORG_RETRY = { retries: 5, minDelayMs: 200, maxDelayMs: 3_200 } as const;
 const KEY_PREFIX = 'node:';
+/** Contracts named in one eth_getLogs call, at most. */
+const MAX_CONTRACTS_PER_CALL = 50;
+/** Single blocks remembered as refused for several contracts. */
+const ALONE_REMEMBERED = 1_024;
+
+/** What one call found for one contract: its logs in [from, the call's top], in chain order. */
+interface Slice {
+  from: number;
+  logs: TransferLog[];
+  skipped: SkippedLog[];
+}
 
 /** The chain reorganized under a query: its logs were marked removed, or a block they name is unknown to the node. */
 class ChainMovedError extends RetryableError {}
@@ -73,37 +85,21 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const tokens = new Map<string, Promise<TokenMetadata>>();
   const tokensKnown = new Map<string, TokenMetadata>();
   let range: LogsRangeState = startLogsRange({ learned: deps.startRange });
+  const groups = createLogsGroups<Slice>(MAX_CONTRACTS_PER_CALL);
+  /** Tops of single blocks refused for several contracts at once: asked per contract. */
+  const alone = new Set<number>();
 
-  /** One page over the blocks at the top of [query.fromBlock, top]: one eth_getLogs, shrunk while refused. */
+  /**
+   * One page over the blocks at the top of [query.fromBlock, top]: what a call for another contract found for
+   * this query, else a call of its own (naming the contracts expected at the same top too).
+   */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
-    let from = Math.max(query.fromBlock, top - range.range + 1);
-    let result: unknown;
-    for (;;) {
-      const outcome = await getTransferLogs(http, { contract, fromBlock: from, toBlock: top }, rpcTimeoutMs);
-      if ('logs' in outcome) {
-        result = outcome.logs;
-        break;
-      }
-      const decision = afterRefusal(range, { fromBlock: from, toBlock: top, contracts: [contract] }, topAnchored(outcome.refusal, from, top));
-      // `per-contract` cannot come for a call of one contract: its one-block refusal is `fail`
-      if (decision.action === 'fail') throw decision.error;
-      if (decision.action === 'per-contract') throw new FatalError(`eth_getLogs refuses block ${decision.block} of contract ${contract} alone`);
-      range = decision.state;
-      // the span the controller chose, at the top of what is left: pages go newest first
-      from = top - (decision.span.toBlock - decision.span.fromBlock);
-    }
-    const answer = readLogsAnswer(result, { contracts: [contract], fromBlock: from, toBlock: top });
-    range = afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0);
-    const where = describeContext({ contract, fromBlock: from, toBlock: top });
-    const removed = answer.removed[0];
-    if (removed) {
-      throw new ChainMovedError(
-        `eth_getLogs answered ${answer.removed.length} log(s) marked removed for ${where} (first: block ${removed.blockNumber} ${removed.blockHash}, ` +
-          `transaction ${removed.transactionHash}, log ${removed.logIndex}): the chain reorganized under the query; the blocks are asked again`,
-      );
-    }
-    const transfers = await withTime(answer.transfers, contract, where);
-    for (const log of answer.skipped) {
+    const me: Member = { contract, fromBlock: query.fromBlock };
+    const shared = groups.take(me, top);
+    const slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top));
+    const where = describeContext({ contract, fromBlock: slice.from, toBlock: top });
+    const transfers = await withTime(slice.logs, contract, where);
+    for (const log of slice.skipped) {
       const counts = skipped.get(log.contract) ?? { erc721: 0, other: 0 };
       counts[log.skipped]++;
       skipped.set(log.contract, counts);
@@ -111,10 +107,82 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     return {
       token: tokensKnown.get(contract) ?? { contractAddress: contract, name: null, symbol: null, decimals: null },
       count: transfers.length,
-      nextPageKey: from > query.fromBlock ? `${KEY_PREFIX}${from - 1}` : undefined,
+      nextPageKey: slice.from > query.fromBlock ? `${KEY_PREFIX}${slice.from - 1}` : undefined,
       transfers,
       warnings: [],
     };
+  }
+
+  /**
+   * One eth_getLogs at `top` for the asker and the contracts expected there, shrunk while refused (a single block
+   * refused for several contracts is asked for the asker alone); what it finds for the others waits for them.
+   * Resolves to the asker's slice once the headers of every block in the answer are fetched.
+   */
+  async function call(me: Member, top: number): Promise<Slice> {
+    let members = alone.has(top) ? [me] : groups.members(me, top);
+    let from = Math.max(me.fromBlock, groups.spanFrom(top) ?? top - range.range + 1);
+    let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
+    const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    found.catch(() => undefined); // each share handles it
+    groups.share(members.slice(1), top, (m) => found.then((slices) => slices.get(m.contract) ?? Promise.reject(new Error('asked alone'))));
+    try {
+      const result = await callLogs();
+      const contracts = members.map((m) => m.contract);
+      const answer = readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top });
+      range = afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0);
+      const removed = answer.removed[0];
+      if (removed) {
+        throw new ChainMovedError(
+          `eth_getLogs answered ${answer.removed.length} log(s) marked removed for ${describeContext({ contract: contracts.join(', '), fromBlock: from, toBlock: top })} ` +
+            `(first: contract ${removed.contract}, block ${removed.blockNumber} ${removed.blockHash}, transaction ${removed.transactionHash}, log ${removed.logIndex}): ` +
+            'the chain reorganized under the query; the blocks are asked again',
+        );
+      }
+      const slices = new Map(members.map((m): [string, Slice] => [m.contract, { from: Math.max(from, m.fromBlock), logs: [], skipped: [] }]));
+      const hashes = new Set<string>();
+      for (const log of answer.transfers) {
+        const slice = slices.get(log.transfer.contractAddress)!;
+        if (log.transfer.blockNumber < slice.from) continue;
+        slice.logs.push(log);
+        hashes.add(log.transfer.blockHash);
+      }
+      for (const log of answer.skipped) {
+        const slice = slices.get(log.contract)!;
+        if (log.blockNumber >= slice.from) slice.skipped.push(log);
+      }
+      // every block of the answer in as few batches as possible; each page then finds its headers remembered
+      await headers.get([...hashes]);
+      settle!.resolve(slices);
+      return slices.get(me.contract)!;
+    } catch (err) {
+      settle!.reject(err);
+      for (const m of members) groups.forget(m.contract);
+      throw err;
+    }
+
+    async function callLogs(): Promise<unknown> {
+      for (;;) {
+        groups.issued(members, top, from);
+        const contracts = members.map((m) => m.contract);
+        const outcome = await getTransferLogs(http, { contracts, fromBlock: from, toBlock: top }, rpcTimeoutMs);
+        if ('logs' in outcome) return outcome.logs;
+        const decision = afterRefusal(range, { fromBlock: from, toBlock: top, contracts }, topAnchored(outcome.refusal, from, top));
+        if (decision.action === 'fail') throw decision.error;
+        range = decision.state;
+        if (decision.action === 'per-contract') {
+          // the others ask this block on their own
+          remember(alone, top);
+          for (const m of members.slice(1)) groups.forget(m.contract);
+          members = [me];
+          from = top;
+          continue;
+        }
+        // the span the controller chose, at the top of what is left: pages go newest first
+        from = top - (decision.span.toBlock - decision.span.fromBlock);
+      }
+    }
   }
 
   /**
@@ -229,6 +297,11 @@ function topAnchored(refusal: LogsRefusal, from: number, top: number): LogsRefus
   if (suggested === undefined || (suggested.toBlock - suggested.fromBlock + 1) * 2 <= top - from + 1) return refusal;
   const { suggested: _, ...rest } = refusal;
   return rest;
+}
+
+function remember(set: Set<number>, block: number): void {
+  set.add(block);
+  if (set.size > ALONE_REMEMBERED) set.delete(set.values().next().value!);
 }
 
 /** `blockTimestampOf`, or undefined when the seconds are beyond the dates. */

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { createLogsGroups } from './logs-groups.ts';
+
+const a = { contract: '0xa', fromBlock: 0 };
+const b = { contract: '0xb', fromBlock: 0 };
+const c = { contract: '0xc', fromBlock: 600 };
+
+describe('createLogsGroups', () => {
+  it('names the contracts expected at a top with the asker, once a call left them just above it', () => {
+    const groups = createLogsGroups<string>(50);
+    expect(groups.members(a, 999)).toEqual([a]);
+    groups.issued([a], 999, 500);
+    groups.issued([b], 999, 500);
+    expect(groups.spanFrom(999)).toBe(500);
+    expect(groups.members(a, 499)).toEqual([a, b]);
+    expect(groups.members(b, 499)).toEqual([b, a]);
+    expect(groups.members(a, 498)).toEqual([a]);
+  });
+
+  it('expects nothing more of a contract whose query ends in the span, or that it forgot', () => {
+    const groups = createLogsGroups<string>(50);
+    groups.issued([a, c, b], 999, 500);
+    expect(groups.members(a, 499)).toEqual([a, b]);
+    groups.forget(b.contract);
+    expect(groups.members(a, 499)).toEqual([a]);
+  });
+
+  it('hands a share to the query it was made for, once; another query of the contract drops it', async () => {
+    const groups = createLogsGroups<string>(50);
+    groups.share([b], 499, () => Promise.resolve('b’s logs'));
+    expect(groups.take({ ...b, fromBlock: 7 }, 499)).toBeUndefined();
+    expect(groups.take(b, 499)).toBeUndefined();
+    groups.share([b], 499, () => Promise.resolve('b’s logs'));
+    expect(groups.take(b, 400)).toBeUndefined();
+    groups.share([b], 499, () => Promise.resolve('b’s logs'));
+    await expect(groups.take(b, 499)).resolves.toBe('b’s logs');
+    expect(groups.take(b, 499)).toBeUndefined();
+  });
+
+  it('leaves out a contract whose share still waits, and caps a call at its most contracts', () => {
+    const groups = createLogsGroups<string>(2);
+    groups.issued([a, b, { contract: '0xd', fromBlock: 0 }], 999, 500);
+    groups.share([b], 499, () => Promise.reject(new Error('asked alone')));
+    expect(groups.members(a, 499)).toEqual([a, { contract: '0xd', fromBlock: 0 }]);
+    groups.forget(b.contract);
+    groups.issued([b], 999, 500);
+    expect(groups.members(a, 499)).toHaveLength(2);
+    expect(() => createLogsGroups(0)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Which contracts share an `eth_getLogs` call (node-source.md: several contracts in one call). The pipeline reads
+ * each contract's chunks on their own, page after page from the top down, asking for the next page as soon as it
+ * has one; the node source answers a page with one call. Contracts read over the same blocks go through the
+ * same tops, so one call can answer all of them: a call at top T names the asker and every contract expected to
+ * ask at T next (its last call's span ended just above T), at most `maxContracts`; what the call finds for the
+ * others waits for them (one answer per contract, taken by the query it was meant for, else dropped).
+ *
+ * Spans align: a contract asking at a top another contract's call used gets the same span, so chunks that start
+ * at the same block (the same plan) move in step from their second page on. Pure bookkeeping: the caller makes
+ * the calls.
+ */
+
+/** A contract and the lowest block of the query its next page belongs to. */
+export interface Member {
+  contract: string;
+  fromBlock: number;
+}
+
+export interface LogsGroups<S> {
+  /** The share a call made for this query (asker's contract, top, query's first block), taken once; else undefined. */
+  take(member: Member, top: number): Promise<S> | undefined;
+  /** The contracts a call at `top` names: the asker first, then those expected there with no share waiting. */
+  members(asker: Member, top: number): Member[];
+  /** The first block of the span an earlier call at `top` asked for, if one did lately. */
+  spanFrom(top: number): number | undefined;
+  /** A call over [from, top] for `members` is on its way: each of them asks next at `from - 1`, if its query goes on below. */
+  issued(members: readonly Member[], top: number, from: number): void;
+  /** A call for the asker names `others` too: what it finds for each waits for that member (a rejected share: it asks on its own). */
+  share(others: readonly Member[], top: number, shares: (member: Member) => Promise<S>): void;
+  /** The contract's query ended or failed: nothing is expected of it. */
+  forget(contract: string): void;
+}
+
+/** Tops whose spans are remembered: enough for every chunk of a run to meet the calls of the others. */
+const SPANS_REMEMBERED = 4_096;
+
+/**
+ * @example
+ * const groups = createLogsGroups<Slice>(50);
+ * groups.members({ contract: usdc, fromBlock: 0 }, 999); // → [{ usdc }] (nobody is expected yet)
+ * groups.issued([{ contract: usdc, fromBlock: 0 }], 999, 500); // usdc asks at 499 next
+ */
+export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
+  if (!Number.isSafeInteger(maxContracts) || maxContracts < 1) throw new RangeError(`maxContracts must be a positive integer, got ${maxContracts}`);
+  const expected = new Map<string, Member & { top: number }>();
+  const waiting = new Map<string, { top: number; fromBlock: number; share: Promise<S> }>();
+  const spans = new Map<number, number>();
+
+  return {
+    take(member, top) {
+      const share = waiting.get(member.contract);
+      if (share === undefined) return undefined;
+      waiting.delete(member.contract);
+      return share.top === top && share.fromBlock === member.fromBlock ? share.share : undefined;
+    },
+    members(asker, top) {
+      const out: Member[] = [asker];
+      for (const [contract, e] of expected) {
+        if (out.length >= maxContracts) break;
+        if (contract === asker.contract || e.top !== top || waiting.has(contract)) continue;
+        out.push({ contract, fromBlock: e.fromBlock });
+      }
+      return out;
+    },
+    spanFrom: (top) => spans.get(top),
+    issued(members, top, from) {
+      spans.delete(top);
+      spans.set(top, from);
+      if (spans.size > SPANS_REMEMBERED) spans.delete(spans.keys().next().value!);
+      for (const m of members) {
+        if (from > m.fromBlock) expected.set(m.contract, { ...m, top: from - 1 });
+        else expected.delete(m.contract);
+      }
+    },
+    share(others, top, shares) {
+      for (const m of others) {
+        const share = shares(m);
+        share.catch(() => undefined); // the member asks on its own
+        waiting.set(m.contract, { top, fromBlock: m.fromBlock, share });
+      }
+    },
+    forget(contract) {
+      expected.delete(contract);
+      waiting.delete(contract);
+    },
+  };
+}
