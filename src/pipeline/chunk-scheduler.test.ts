@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChunkState } from '../warehouse/ranges.ts';
-import { runChunks, type ScheduledChunk } from './chunk-scheduler.ts';
+import { interleave, runChunks, type ScheduledChunk } from './chunk-scheduler.ts';
 import type { ChunkSplitter } from './read-chunk.ts';
 import { splitPoint } from './split.ts';
 
@@ -102,5 +102,12 @@ describe('runChunks', () => {
     );
     await expect(failing).rejects.toThrow('chunk 2 failed');
     expect(log).toEqual(['start 1', 'done 1']);
+  });
+});
+
+describe('interleave', () => {
+  it('puts the contracts’ chunks over the same blocks side by side, each contract’s in its own order', () => {
+    expect(interleave([['a1', 'a2', 'a3'], ['b1'], [], ['c1', 'c2']])).toEqual(['a1', 'b1', 'c1', 'a2', 'c2', 'a3']);
+    expect(interleave([])).toEqual([]);
   });
 });

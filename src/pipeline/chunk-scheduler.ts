@@ -18,6 +18,19 @@ export interface ChunkSchedule {
 }
 
 /**
+ * The first item of each list, then the second of each, and so on: each contract's chunks come newest first,
+ * so chunks of different contracts over the same blocks start together.
+ *
+ * @example interleave([[a1, a2, a3], [b1], [c1, c2]]) // → [a1, b1, c1, a2, c2, a3]
+ */
+export function interleave<T>(lists: readonly (readonly T[])[]): T[] {
+  const out: T[] = [];
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  for (let i = 0; i < longest; i++) for (const list of lists) if (i < list.length) out.push(list[i]!);
+  return out;
+}
+
+/**
  * Reads chunks `concurrency` at a time, in order. When none is left to start and a connection would be
  * idle, the running chunk with the most rows left (by what it has read so far) is asked to give the lower
  * half of its unread blocks to a new chunk, which starts at once: the last chunks of a run then share the

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createLogsGroups } from './logs-groups.ts';
 
-const a = { contract: '0xa', fromBlock: 0 };
-const b = { contract: '0xb', fromBlock: 0 };
-const c = { contract: '0xc', fromBlock: 600 };
+const a = { contract: '0xa', fromBlock: 0, toBlock: 999 };
+const b = { contract: '0xb', fromBlock: 0, toBlock: 999 };
+const c = { contract: '0xc', fromBlock: 600, toBlock: 999 };
+const d = { contract: '0xd', fromBlock: 0, toBlock: 999 };
 
 describe('createLogsGroups', () => {
   it('names the contracts expected at a top with the asker, once a call left them just above it', () => {
@@ -21,17 +22,16 @@ describe('createLogsGroups', () => {
     const groups = createLogsGroups<string>(50);
     groups.issued([a, c, b], 999, 500);
     expect(groups.members(a, 499)).toEqual([a, b]);
-    groups.forget(b.contract);
+    groups.forget(b);
     expect(groups.members(a, 499)).toEqual([a]);
   });
 
-  it('hands a share to the query it was made for, once; another query of the contract drops it', async () => {
+  it('hands a share to the query it was made for, once; the query asking at another top drops it', async () => {
     const groups = createLogsGroups<string>(50);
     groups.share([b], 499, () => Promise.resolve('b’s logs'));
     expect(groups.take({ ...b, fromBlock: 7 }, 499)).toBeUndefined();
-    expect(groups.take(b, 499)).toBeUndefined();
-    groups.share([b], 499, () => Promise.resolve('b’s logs'));
     expect(groups.take(b, 400)).toBeUndefined();
+    expect(groups.take(b, 499)).toBeUndefined();
     groups.share([b], 499, () => Promise.resolve('b’s logs'));
     await expect(groups.take(b, 499)).resolves.toBe('b’s logs');
     expect(groups.take(b, 499)).toBeUndefined();
@@ -39,12 +39,26 @@ describe('createLogsGroups', () => {
 
   it('leaves out a contract whose share still waits, and caps a call at its most contracts', () => {
     const groups = createLogsGroups<string>(2);
-    groups.issued([a, b, { contract: '0xd', fromBlock: 0 }], 999, 500);
+    groups.issued([a, b, d], 999, 500);
     groups.share([b], 499, () => Promise.reject(new Error('asked alone')));
-    expect(groups.members(a, 499)).toEqual([a, { contract: '0xd', fromBlock: 0 }]);
-    groups.forget(b.contract);
+    expect(groups.members(a, 499)).toEqual([a, d]);
+    groups.forget(b);
     groups.issued([b], 999, 500);
     expect(groups.members(a, 499)).toHaveLength(2);
     expect(() => createLogsGroups(0)).toThrow(RangeError);
+  });
+
+  it('tells apart chunks of one contract read at once, and names a contract once in a call', () => {
+    const groups = createLogsGroups<string>(50);
+    const upper = { contract: '0xa', fromBlock: 1000, toBlock: 1999 };
+    const lower = { contract: '0xa', fromBlock: 0, toBlock: 999 };
+    groups.issued([upper], 1999, 1500);
+    groups.issued([lower], 999, 500);
+    groups.issued([b], 999, 500);
+    expect(groups.members(b, 499)).toEqual([b, lower]);
+    expect(groups.members(upper, 1499)).toEqual([upper]);
+    // another query of 0xa expected at the same top is not named twice
+    groups.issued([{ ...lower, toBlock: 1200 }], 999, 500);
+    expect(groups.members(b, 499)).toHaveLength(2);
   });
 });

@@ -11,14 +11,20 @@
  * the calls.
  */
 
-/** A contract and the lowest block of the query its next page belongs to. */
+/** A query (a chunk's: a contract and its blocks) that reads page after page from the top down. */
 export interface Member {
   contract: string;
   fromBlock: number;
+  toBlock: number;
+}
+
+/** A query's identity: chunks of one contract read at once are different queries. */
+export function memberKey(m: Member): string {
+  return `${m.contract}:${m.fromBlock}:${m.toBlock}`;
 }
 
 export interface LogsGroups<S> {
-  /** The share a call made for this query (asker's contract, top, query's first block), taken once; else undefined. */
+  /** The share a call made for this query at `top`, taken once; else undefined. */
   take(member: Member, top: number): Promise<S> | undefined;
   /** The contracts a call at `top` names: the asker first, then those expected there with no share waiting. */
   members(asker: Member, top: number): Member[];
@@ -28,8 +34,8 @@ export interface LogsGroups<S> {
   issued(members: readonly Member[], top: number, from: number): void;
   /** A call for the asker names `others` too: what it finds for each waits for that member (a rejected share: it asks on its own). */
   share(others: readonly Member[], top: number, shares: (member: Member) => Promise<S>): void;
-  /** The contract's query ended or failed: nothing is expected of it. */
-  forget(contract: string): void;
+  /** The query ended or failed: nothing is expected of it. */
+  forget(member: Member): void;
 }
 
 /** Tops whose spans are remembered: enough for every chunk of a run to meet the calls of the others. */
@@ -38,28 +44,32 @@ const SPANS_REMEMBERED = 4_096;
 /**
  * @example
  * const groups = createLogsGroups<Slice>(50);
- * groups.members({ contract: usdc, fromBlock: 0 }, 999); // → [{ usdc }] (nobody is expected yet)
- * groups.issued([{ contract: usdc, fromBlock: 0 }], 999, 500); // usdc asks at 499 next
+ * groups.members(usdcChunk, 999); // → [usdcChunk] (nobody is expected yet)
+ * groups.issued([usdcChunk], 999, 500); // usdc asks at 499 next
  */
 export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
   if (!Number.isSafeInteger(maxContracts) || maxContracts < 1) throw new RangeError(`maxContracts must be a positive integer, got ${maxContracts}`);
   const expected = new Map<string, Member & { top: number }>();
-  const waiting = new Map<string, { top: number; fromBlock: number; share: Promise<S> }>();
+  const waiting = new Map<string, { top: number; share: Promise<S> }>();
   const spans = new Map<number, number>();
 
   return {
     take(member, top) {
-      const share = waiting.get(member.contract);
+      const key = memberKey(member);
+      const share = waiting.get(key);
       if (share === undefined) return undefined;
-      waiting.delete(member.contract);
-      return share.top === top && share.fromBlock === member.fromBlock ? share.share : undefined;
+      waiting.delete(key);
+      return share.top === top ? share.share : undefined;
     },
     members(asker, top) {
       const out: Member[] = [asker];
-      for (const [contract, e] of expected) {
+      const names = new Set([asker.contract]);
+      for (const [key, e] of expected) {
         if (out.length >= maxContracts) break;
-        if (contract === asker.contract || e.top !== top || waiting.has(contract)) continue;
-        out.push({ contract, fromBlock: e.fromBlock });
+        // one query per contract in a call: its logs are told apart by contract
+        if (e.top !== top || names.has(e.contract) || waiting.has(key)) continue;
+        names.add(e.contract);
+        out.push({ contract: e.contract, fromBlock: e.fromBlock, toBlock: e.toBlock });
       }
       return out;
     },
@@ -69,20 +79,20 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
       spans.set(top, from);
       if (spans.size > SPANS_REMEMBERED) spans.delete(spans.keys().next().value!);
       for (const m of members) {
-        if (from > m.fromBlock) expected.set(m.contract, { ...m, top: from - 1 });
-        else expected.delete(m.contract);
+        if (from > m.fromBlock) expected.set(memberKey(m), { ...m, top: from - 1 });
+        else expected.delete(memberKey(m));
       }
     },
     share(others, top, shares) {
       for (const m of others) {
         const share = shares(m);
         share.catch(() => undefined); // the member asks on its own
-        waiting.set(m.contract, { top, fromBlock: m.fromBlock, share });
+        waiting.set(memberKey(m), { top, share });
       }
     },
-    forget(contract) {
-      expected.delete(contract);
-      waiting.delete(contract);
+    forget(member) {
+      expected.delete(memberKey(member));
+      waiting.delete(memberKey(member));
     },
   };
 }

@@ -94,7 +94,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    * this query, else a call of its own (naming the contracts expected at the same top too).
    */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
-    const me: Member = { contract, fromBlock: query.fromBlock };
+    const me: Member = { contract, fromBlock: query.fromBlock, toBlock: query.toBlock };
     const shared = groups.take(me, top);
     const slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top));
     const where = describeContext({ contract, fromBlock: slice.from, toBlock: top });
@@ -158,7 +158,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       return slices.get(me.contract)!;
     } catch (err) {
       settle!.reject(err);
-      for (const m of members) groups.forget(m.contract);
+      for (const m of members) groups.forget(m);
       throw err;
     }
 
@@ -174,7 +174,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         if (decision.action === 'per-contract') {
           // the others ask this block on their own
           remember(alone, top);
-          for (const m of members.slice(1)) groups.forget(m.contract);
+          for (const m of members.slice(1)) groups.forget(m);
           members = [me];
           from = top;
           continue;
