@@ -13,6 +13,11 @@ describe('createLogsGroups', () => {
     groups.issued([a], 999, 500);
     groups.issued([b], 999, 500);
     expect(groups.spanFrom(999)).toBe(500);
+    // a top inside the span meets it where it started; the shortest span holding it wins
+    expect(groups.spanFrom(700)).toBe(500);
+    expect(groups.spanFrom(1000)).toBeUndefined();
+    groups.issued([c], 800, 600);
+    expect(groups.spanFrom(700)).toBe(600);
     expect(groups.members(a, 499)).toEqual([a, b]);
     expect(groups.members(b, 499)).toEqual([b, a]);
     expect(groups.members(a, 498)).toEqual([a]);

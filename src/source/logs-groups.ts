@@ -6,8 +6,8 @@
  * ask at T next (its last call's span ended just above T), at most `maxContracts`; what the call finds for the
  * others waits for them (one answer per contract, taken by the query it was meant for, else dropped).
  *
- * Spans align: a contract asking at a top another contract's call used gets the same span, so chunks that start
- * at the same block (the same plan) move in step from their second page on. Pure bookkeeping: the caller makes
+ * Spans align: a call starts where a recent span holding its top started, so chunks that start at different
+ * blocks meet the others' spans after one page, and move in step from there. Pure bookkeeping: the caller makes
  * the calls.
  */
 
@@ -28,7 +28,10 @@ export interface LogsGroups<S> {
   take(member: Member, top: number): Promise<S> | undefined;
   /** The contracts a call at `top` names: the asker first, then those expected there with no share waiting. */
   members(asker: Member, top: number): Member[];
-  /** The first block of the span an earlier call at `top` asked for, if one did lately. */
+  /**
+   * Where a call at `top` starts to meet the spans of earlier calls: the first block of the (shortest) recent span
+   * that holds `top`, so the next call starts where theirs did; undefined when none does.
+   */
   spanFrom(top: number): number | undefined;
   /** A call over [from, top] for `members` is on its way: each of them asks next at `from - 1`, if its query goes on below. */
   issued(members: readonly Member[], top: number, from: number): void;
@@ -73,7 +76,11 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
       }
       return out;
     },
-    spanFrom: (top) => spans.get(top),
+    spanFrom(top) {
+      let best: number | undefined;
+      for (const [end, from] of spans) if (from <= top && end >= top && (best === undefined || from > best)) best = from;
+      return best;
+    },
     issued(members, top, from) {
       spans.delete(top);
       spans.set(top, from);

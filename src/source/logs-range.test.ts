@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterAnswer, afterRefusal, LOGS_RANGE, type LogsRangeState, learnedRange, nextSpan, type RangeDecision, startLogsRange } from './logs-range.ts';
+import { afterAnswer, afterRefusal, LOGS_RANGE, type LogsRangeState, learnedRange, nextSpan, type RangeDecision, seedRange, startLogsRange } from './logs-range.ts';
 import { type LogsRefusal, parseLogsRefusal, timeoutRefusal } from './provider-errors.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
@@ -274,5 +274,23 @@ describe('against a provider with a results cap', () => {
 
   it('reaches a QuickNode range limit with one refusal', () => {
     expect(simulate('quicknode', { cap: 1_000_000, maxRange: 10_000 }).refused).toBe(1);
+  });
+});
+
+describe('for another set of contracts', () => {
+  it('sizes the range by the contracts’ logs per block, keeping the provider’s caps and the target', () => {
+    const refused = afterRefusal(
+      startLogsRange(),
+      { fromBlock: 1, toBlock: 2000, contracts: ['0xa'] },
+      parseLogsRefusal({ code: -32602, message: 'range 2000 exceeds limit of 1500' })!,
+    );
+    const known = refused.action === 'retry' ? refused.state : startLogsRange();
+    expect(known.maxRange).toBe(1500);
+    const seeded = seedRange(known, 10);
+    expect(seeded).toMatchObject({ range: Math.floor(known.target / 10), maxRange: 1500, target: known.target, streak: 0, ceiling: undefined, largest: undefined });
+    // sparse contracts: the provider's block limit still holds
+    expect(seedRange(known, 0.01).range).toBe(1500);
+    // nothing known of their logs: the range as it was
+    expect(seedRange(known, undefined).range).toBe(known.range);
   });
 });

@@ -88,6 +88,20 @@ export function startLogsRange(options: { jobRange?: number | undefined; learned
 }
 
 /**
+ * The state for calls that name a different set of contracts than `known`'s did: the provider's caps and the
+ * target carry over; the range is what `logsPerBlock` (the contracts' logs per block lately, summed), if known,
+ * lets an answer hold, else `known`'s; a ceiling, and what was learned of ranges, start again.
+ *
+ * @example seedRange(groupState, 2.5).range // → 3000: 7,500 logs at 2.5 a block
+ */
+export function seedRange(known: LogsRangeState, logsPerBlock: number | undefined): LogsRangeState {
+  const sized = logsPerBlock !== undefined && logsPerBlock > 0 ? Math.floor(known.target / logsPerBlock) : known.range;
+  const range = Math.max(1, Math.min(sized, known.maxRange));
+  // a ceiling is a bound on the logs of the contracts that met it: other contracts' logs differ
+  return { ...known, range, streak: 0, sinceRefusal: 0, ceiling: undefined, largest: undefined, densest: undefined };
+}
+
+/**
  * The next call's blocks, from `fromBlock` up to the range or `toBlock`.
  *
  * @example nextSpan({ ...state, range: 2000 }, 100, 50_000) // → { fromBlock: 100, toBlock: 2099 }

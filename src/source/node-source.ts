@@ -8,13 +8,14 @@ import { createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
 import { BadResponseError, describeContext, PageKeyRejectedError } from './errors.ts';
 import { checkHeader } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
-import { afterAnswer, afterRefusal, learnedRange, startLogsRange, type LogsRangeState } from './logs-range.ts';
+import { afterAnswer, afterRefusal, type LogsRangeState } from './logs-range.ts';
+import { createRangeBook } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
 import { blockNumber, chainId, getTransferLogs } from './node-rpc.ts';
 import type { PageQuery, SkippedLogCounts, Source } from './source.ts';
 import { readTokenMetadata } from './token-metadata.ts';
-import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type SkippedLog, type TransferLog } from './transfer-log.ts';
+import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type SkippedLog, type TransferLog } from './transfer-log.ts';
 import { createLogsGroups, type Member } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
 
@@ -84,7 +85,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const skipped = new Map<string, SkippedLogCounts>();
   const tokens = new Map<string, Promise<TokenMetadata>>();
   const tokensKnown = new Map<string, TokenMetadata>();
-  let range: LogsRangeState = startLogsRange({ learned: deps.startRange });
+  const ranges = createRangeBook({ learned: deps.startRange });
   const groups = createLogsGroups<Slice>(MAX_CONTRACTS_PER_CALL);
   /** Tops of single blocks refused for several contracts at once: asked per contract. */
   const alone = new Set<number>();
@@ -114,13 +115,28 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   }
 
   /**
+   * The first block of a call at `top`: where a recent span holding `top` started (when no longer than the range
+   * allows, a quarter more at most), else as far down as the range allows; never below a member's query (each chunk's bottom is where others' chunks start), and not leaving a
+   * sliver of less than a quarter of the range above it for a call of its own.
+   */
+  function spanStart(members: readonly Member[], top: number, range: LogsRangeState): number {
+    const lowest = Math.max(...members.map((m) => m.fromBlock));
+    const met = groups.spanFrom(top);
+    // a span as the range allows now (a quarter more at most), else the ladder is left for a range-sized call
+    const from = met !== undefined && top - met < range.range * 1.25 ? met : top - range.range + 1;
+    return from - lowest < range.range / 4 ? lowest : from;
+  }
+
+  /**
    * One eth_getLogs at `top` for the asker and the contracts expected there, shrunk while refused (a single block
    * refused for several contracts is asked for the asker alone); what it finds for the others waits for them.
    * Resolves to the asker's slice once the headers of every block in the answer are fetched.
    */
   async function call(me: Member, top: number): Promise<Slice> {
     let members = alone.has(top) ? [me] : groups.members(me, top);
-    let from = Math.max(me.fromBlock, groups.spanFrom(top) ?? top - range.range + 1);
+    const contractsOf = () => members.map((m) => m.contract);
+    let range = ranges.of(contractsOf());
+    let from = spanStart(members, top, range);
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
       settle = { resolve, reject };
@@ -129,9 +145,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     groups.share(members.slice(1), top, (m) => found.then((slices) => slices.get(m.contract) ?? Promise.reject(new Error('asked alone'))));
     try {
       const result = await callLogs();
-      const contracts = members.map((m) => m.contract);
+      const contracts = contractsOf();
       const answer = readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top });
-      range = afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0);
+      ranges.set(contracts, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
+      ranges.answered(contracts, top - from + 1, logsPerContract(answer));
       const removed = answer.removed[0];
       if (removed) {
         throw new ChainMovedError(
@@ -165,17 +182,19 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     async function callLogs(): Promise<unknown> {
       for (;;) {
         groups.issued(members, top, from);
-        const contracts = members.map((m) => m.contract);
+        const contracts = contractsOf();
         const outcome = await getTransferLogs(http, { contracts, fromBlock: from, toBlock: top }, rpcTimeoutMs);
         if ('logs' in outcome) return outcome.logs;
         const decision = afterRefusal(range, { fromBlock: from, toBlock: top, contracts }, topAnchored(outcome.refusal, from, top));
         if (decision.action === 'fail') throw decision.error;
+        ranges.set(contracts, decision.state);
         range = decision.state;
         if (decision.action === 'per-contract') {
           // the others ask this block on their own
           remember(alone, top);
           for (const m of members.slice(1)) groups.forget(m);
           members = [me];
+          range = ranges.of(contractsOf());
           from = top;
           continue;
         }
@@ -267,7 +286,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     counters,
     close: () => http.close(),
     chainId: () => chainId(http),
-    learnedRange: () => learnedRange(range),
+    learnedRange: () => ranges.learned(),
     supportsErigon: () => headers.supportsErigon(),
   };
 }
@@ -297,6 +316,16 @@ function topAnchored(refusal: LogsRefusal, from: number, top: number): LogsRefus
   if (suggested === undefined || (suggested.toBlock - suggested.fromBlock + 1) * 2 <= top - from + 1) return refusal;
   const { suggested: _, ...rest } = refusal;
   return rest;
+}
+
+/** Each contract's logs in an answer, whatever their kind: a provider's cap counts them all. */
+function logsPerContract(answer: LogsAnswer): Map<string, number> {
+  const counts = new Map<string, number>();
+  const add = (contract: string) => counts.set(contract, (counts.get(contract) ?? 0) + 1);
+  for (const log of answer.transfers) add(log.transfer.contractAddress);
+  for (const log of answer.skipped) add(log.contract);
+  for (const log of answer.removed) add(log.contract);
+  return counts;
 }
 
 function remember(set: Set<number>, block: number): void {
