@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { DevnetStats } from '../src/devnet/stats.ts';
 import { apiUse, apiUseOk } from './api-efficiency.ts';
 
-const stats = (over: Partial<DevnetStats>): DevnetStats => ({ getTokenTransfers: 0, rpcHttpRequests: 0, rpcCalls: {}, errors: {}, ...over });
+const stats = (over: Partial<DevnetStats>): DevnetStats => ({ getTokenTransfers: 0, rpcHttpRequests: 0, rpcCalls: {}, errors: {}, rpcOutcomes: {}, logsServed: 0, ...over });
 
 describe('apiUse', () => {
   it('bounds page requests by 1.01 × ceil(rows / pageSize) + 2 × concurrency', () => {

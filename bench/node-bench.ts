@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type LogsErrorStyle, logsLimitError } from '../src/devnet/logs-limit-errors.ts';
+import type { LogsErrorStyle } from '../src/devnet/logs-limit-errors.ts';
 import type { DevnetStats } from '../src/devnet/stats.ts';
 import { createBenchDatabase, withClient, type BenchDatabase, type BenchPostgres } from './bench-database.ts';
 import { plainCopyBaseline, readTruth, type CopyBaseline } from './copy-baseline.ts';
@@ -41,7 +41,7 @@ export interface NodeBenchOptions {
 /** `eth_getLogs` calls of one run as the reference server counted them: no tap between it and the exporter. */
 export interface ServerLogsCounts {
   calls: number;
-  /** Errors with the style's refusal code (the only errors of a run against a server without faults). */
+  /** Calls refused for size: over the results cap or the block-range cap (`/__stats`' `rpcOutcomes`). */
   refused: number;
   /** JSON-RPC and HTTP errors of the run, by code: anything beside the refusals would show here. */
   errors: Record<string, number>;
@@ -156,11 +156,11 @@ export async function benchNode(o: NodeBenchOptions): Promise<NodeBenchResult> {
         const copy = await plainCopyBaseline(db.url, join(tmp, COPY_FILE), chain.transfers, postgresCpu);
         o.note(`node ${style}: first load (backfill --source node of ${fmt(chain.transfers)} transfers, straight to the server)`);
         const first = await measureLoad(ctx, nodeArgs(devnet, chain.blocks), { rows: chain.transfers, newBlocks: chain.distinctBlocks });
-        const firstLogs = serverLogsCounts(await devnet.stats(), style);
+        const firstLogs = serverLogsCounts(await devnet.stats());
         const learnedRange = await learned(db);
         o.note(`node ${style}: second run of the same span (from the learned range, ${learnedRange ?? 'none'} blocks)`);
         const second = await measureLoad(ctx, nodeArgs(devnet, chain.blocks), { rows: chain.transfers, newBlocks: 0 });
-        const secondLogs = serverLogsCounts(await devnet.stats(), style);
+        const secondLogs = serverLogsCounts(await devnet.stats());
         return {
           style,
           chain,
@@ -247,21 +247,16 @@ export async function benchNode(o: NodeBenchOptions): Promise<NodeBenchResult> {
 }
 
 /**
- * The server's count of a run's `eth_getLogs` calls, and of its refusals for size: errors with the code the
- * style answers a query over the results cap with (a server without faults answers no other error with it,
- * save arbitrum's -32000, which is also a revert: `errors` shows them all).
+ * The server's count of a run's `eth_getLogs` calls, and of its refusals for size: calls refused over the results
+ * cap or the block-range cap, as `/__stats` counts them per method (a code alone would not do: arbitrum's
+ * -32000 is also the tokens' metadata reverts'; `errors` shows every error by code beside them).
  *
- * @example serverLogsCounts({ getTokenTransfers: 0, rpcHttpRequests: 60, rpcCalls: { eth_getLogs: 44 }, errors: { '-32005': 3 } }, 'infura')
+ * @example serverLogsCounts({ …, rpcCalls: { eth_getLogs: 44 }, errors: { '-32005': 3 }, rpcOutcomes: { eth_getLogs: { answered: 41, refused: { resultsCap: 3 } } } })
  * // → { calls: 44, refused: 3, errors: { '-32005': 3 } }
  */
-export function serverLogsCounts(stats: DevnetStats, style: LogsErrorStyle): ServerLogsCounts {
-  const code = refusalCode(style);
-  return { calls: stats.rpcCalls['eth_getLogs'] ?? 0, refused: stats.errors[String(code)] ?? 0, errors: stats.errors };
-}
-
-/** The JSON-RPC code a style answers a query over the results cap with. */
-function refusalCode(style: LogsErrorStyle): number {
-  return logsLimitError({ maxResults: 1, style }, { from: 1, to: 2, logBlocks: [1, 2] })!.code;
+export function serverLogsCounts(stats: DevnetStats): ServerLogsCounts {
+  const refused = stats.rpcOutcomes['eth_getLogs']?.refused ?? {};
+  return { calls: stats.rpcCalls['eth_getLogs'] ?? 0, refused: (refused['resultsCap'] ?? 0) + (refused['rangeCap'] ?? 0), errors: stats.errors };
 }
 
 function fmt(n: number): string {

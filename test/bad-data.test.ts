@@ -3,8 +3,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { HTTP_DEFAULTS } from '../src/cli/api-clients.ts';
 import type { Dataset, TransferRecord } from '../src/dataset/types.ts';
-import { CORRUPTION_KINDS, HEADER_CORRUPTIONS, type CorruptionKind, type CorruptionOrder, type ServedCorruption } from '../src/devnet/corruption.ts';
+import {
+  BODY_CORRUPTIONS,
+  HEADER_CORRUPTIONS,
+  LOGS_BODY_CORRUPTIONS,
+  LOGS_CORRUPTIONS,
+  PAGE_CORRUPTIONS,
+  type CorruptionKind,
+  type CorruptionOrder,
+  type ServedCorruption,
+} from '../src/devnet/corruption.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { BLOCK_CORRUPTIONS } from '../src/devnet/corruption.ts';
+import { backfillJob } from '../src/config/load-job.ts';
+import type { JobConfig } from '../src/config/job-schema.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
 
@@ -17,6 +29,8 @@ type Outcome = 'failed' | 'tolerated';
 interface Served {
   contract: string;
   block: number;
+  /** The log index of the damaged log (eth_getLogs kinds), else -1. */
+  log: number;
   field: string;
 }
 
@@ -99,21 +113,98 @@ const CASES: BadDataCase[] = [
   },
 ];
 
+/** The field of a log as readTransferLog names it: `data` of the served `result[3].data`. */
+const logField = (s: Served) => esc(s.field.replace(/^result\[\d+\]\./, ''));
+/** `contract 0x…, block N, log L, field: expected` as readTransferLog words a bad field of a log. */
+const badLogField = (s: Served) => `contract ${s.contract}, block ${s.block}, log ${s.log}, ${logField(s)}: expected`;
+/** The summary readLogsAnswer opens its list of problems with: the call's contract and blocks. */
+const malformedLogs = (s: Served) => `eth_getLogs answered a malformed result for contract ${s.contract}, blocks? \\d+(?:–\\d+)?`;
+
+/**
+ * The eth_getLogs answers a node job meets: the node-source analogues of the page and body kinds, armed as
+ * those are (the busiest contract, once). Each fails the run naming contract, block, log and field, but an
+ * HTML page, which the HTTP client retries (as for builder pages), and an answer too large to read, after which
+ * fewer blocks are asked. A node answering a log twice fails the run, where a builder page's duplicate row is
+ * kept once.
+ */
+const LOGS_CASES: BadDataCase[] = [
+  { kind: 'logs-bad-address', outcome: 'failed', says: (s) => new RegExp(`${badLogField(s)} an address topic \\(12 zero bytes, then 20 bytes\\), got "0xff0{22}`) },
+  { kind: 'logs-non-hex-value', outcome: 'failed', says: (s) => new RegExp(`${badLogField(s)} 0x hex bytes, got "\\d+"`) },
+  { kind: 'logs-missing-field', outcome: 'failed', says: (s) => new RegExp(`${badLogField(s)} a 0x hash of 64 hex digits, got nothing`) },
+  {
+    kind: 'logs-bad-timestamp',
+    outcome: 'failed',
+    says: (s) =>
+      new RegExp(`contract ${s.contract}, block ${s.block}, log \\d+, blockTimestamp: expected (0x[0-9a-f]+) \\(\\S+, the block header's time\\), got 0x[0-9a-f]+ \\(\\S+\\)`),
+  },
+  {
+    kind: 'logs-duplicate',
+    outcome: 'failed',
+    says: (s) =>
+      new RegExp(
+        `${malformedLogs(s)}[\\s\\S]*contract ${s.contract}, block ${s.block}, log ${s.log}, ${esc(s.field)}: the same log twice \\(block ${s.block} log ${s.log}, as result\\[\\d+\\]\\): ` +
+          'expected each log once, in chain order',
+      ),
+  },
+  {
+    kind: 'logs-outside-range',
+    outcome: 'failed',
+    says: (s) =>
+      new RegExp(
+        `${malformedLogs(s)}[\\s\\S]*contract ${s.contract}, block ${s.block}, log ${s.log}, ${esc(s.field)}: expected a block from \\d+ to \\d+ \\(the queried range\\), got ${s.block}`,
+      ),
+  },
+  {
+    kind: 'logs-other-contract',
+    outcome: 'failed',
+    says: (s) =>
+      new RegExp(`${malformedLogs(s)}[\\s\\S]*contract (?!${s.contract})(0x[0-9a-f]{40}), block ${s.block}, log ${s.log}, ${esc(s.field)}: expected a contract asked for, got \\1`),
+  },
+  {
+    kind: 'logs-bloom',
+    outcome: 'failed',
+    says: (s) =>
+      new RegExp(
+        `transaction 0x[0-9a-f]{64}, log ${s.log}, contract ${s.contract}, block ${s.block} \\(0x[0-9a-f]{64}\\): the block header's logsBloom rules out its contract address: the transfer is not in that block`,
+      ),
+  },
+  {
+    kind: 'logs-html-200',
+    outcome: 'tolerated',
+    says: (s) => new RegExp(`POST \\S+ \\(contract ${s.contract}, blocks? \\d+(?:–\\d+)?\\): HTTP 200 with a text/html body that is not JSON .*an error page`),
+  },
+  {
+    kind: 'logs-huge-body',
+    outcome: 'tolerated',
+    says: () => new RegExp(`"reason":"an answer larger than the response size limit of ${HTTP_DEFAULTS.maxResponseBytes} bytes"`),
+  },
+];
+
 const key = (t: TransferRecord) => `${t.transactionHash}:${t.logIndex}`;
 
 const SOURCES = ['builder', 'node'] as const;
 type SourceKind = (typeof SOURCES)[number];
 /**
- * The kinds each source can be served. A builder job meets them all. A node job reads eth_getLogs, whose answers
- * the reference server never damages: the page kinds (rows, counts, duplicates, page keys) and the body kinds
- * (an HTML page, a huge body) are of getTokenTransfers pages, which a node job never asks for. The header kinds
- * damage eth_getBlockByHash and erigon_getHeaderByHash answers, which a node job reads for every span's blocks.
+ * The kinds each source can be served. A builder job reads getTokenTransfers pages: the page kinds (rows, counts,
+ * duplicates, page keys) and the body kinds (an HTML page, a huge body). A node job reads eth_getLogs answers
+ * instead: the logs kinds, their analogues. Both read headers by hash (erigon_getHeaderByHash, or
+ * eth_getBlockByHash, which a node job reads for every span's blocks): the header kinds damage those.
  */
+const isHeaderKind = (c: BadDataCase) => (HEADER_CORRUPTIONS as readonly string[]).includes(c.kind);
+/**
+ * A transfer's log whose data is 31 bytes: no uint256, and no ABI encoding (whole 32-byte words) at all. It comes
+ * last: were it taken for another shape of log and skipped, the committed row it stands for would go, and every
+ * case after it would start from a warehouse short of that row.
+ */
+const SHORT_VALUE_CASE: BadDataCase = { kind: 'logs-short-value', outcome: 'failed', says: (s) => new RegExp(badLogField(s)) };
 const CASES_OF: Record<SourceKind, readonly BadDataCase[]> = {
   builder: CASES,
-  node: CASES.filter((c) => (HEADER_CORRUPTIONS as readonly string[]).includes(c.kind)),
+  node: [...LOGS_CASES, ...CASES.filter(isHeaderKind), SHORT_VALUE_CASE],
 };
-const KINDS_OF: Record<SourceKind, readonly CorruptionKind[]> = { builder: CORRUPTION_KINDS, node: HEADER_CORRUPTIONS };
+const KINDS_OF: Record<SourceKind, readonly CorruptionKind[]> = {
+  builder: [...PAGE_CORRUPTIONS, ...BODY_CORRUPTIONS, ...HEADER_CORRUPTIONS],
+  node: [...LOGS_CORRUPTIONS, ...LOGS_BODY_CORRUPTIONS, ...HEADER_CORRUPTIONS],
+};
 
 describe.each(SOURCES)('%s jobs: bad data from the API', (source) => {
   let dataset: Dataset;
@@ -260,7 +351,7 @@ describe.each(SOURCES)('%s jobs: bad data from the API', (source) => {
       const served = servedList.filter((s) => s.kind === c.kind).at(-1);
       expect(served, `the server never served ${c.kind}`).toBeDefined();
       expect((await devnet.stats()).errors[`corrupt:${c.kind}`]).toBe(statsBefore + 1);
-      const facts: Served = { contract: served!.contract ?? busiest, block: served!.block ?? -1, field: served!.field };
+      const facts: Served = { contract: served!.contract ?? busiest, block: served!.block ?? -1, log: served!.log ?? -1, field: served!.field };
       if (!c.forgetHeaders) expect(facts.contract).toBe(busiest);
 
       const run = await lastRun();
@@ -283,8 +374,9 @@ describe.each(SOURCES)('%s jobs: bad data from the API', (source) => {
       expect(after.rows).toEqual(truth);
       expect(await rowsRewritten()).toBe(0);
       expect(await rowsRemoved()).toBe(removedBefore);
-      if (c.kind === 'huge-body') {
-        expect(error?.name).toBe('ResponseTooLargeError');
+      if (c.kind === 'huge-body' || c.kind === 'logs-huge-body') {
+        // a getTokenTransfers page has no smaller query; an eth_getLogs answer has: fewer blocks
+        if (c.kind === 'huge-body') expect(error?.name).toBe('ResponseTooLargeError');
         expect(rssPeak - rssBefore).toBeLessThan(100 * 1024 * 1024);
       }
       if (c.forgetHeaders) {
@@ -319,12 +411,148 @@ describe.each(SOURCES)('%s jobs: bad data from the API', (source) => {
         rowsExtra: recovered.extra + after.extra,
         rowsChanged: recovered.changed + after.changed,
         runs,
-        ...(c.kind === 'huge-body' && { rssGrowthMb: Math.round((rssPeak - rssBefore) / 1024 / 1024) }),
+        ...((c.kind === 'huge-body' || c.kind === 'logs-huge-body') && { rssGrowthMb: Math.round((rssPeak - rssBefore) / 1024 / 1024) }),
       });
     });
   }
 
   it(`tries every kind the reference server can serve a ${source} job`, () => {
     expect(CASES_OF[source].map((c) => c.kind).sort()).toEqual([...KINDS_OF[source]].sort());
+  });
+});
+
+/**
+ * A builder page with a transfer moved into another of its blocks (`wrong-block`): every check of the page passes
+ * it, so it is committed with its page; the header's logsBloom of the block it was put in rules it out once that
+ * header is there. Kept apart from the cases above, where no bad row is ever stored: this one is stored as served
+ * until the contract's blocks are read again.
+ */
+describe('builder jobs: a transfer its block’s logsBloom rules out (wrong-block)', () => {
+  let dataset: Dataset;
+  let devnet: RunningDevnet;
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  let truth: TransferRecord[];
+  let busiest: string;
+  /** What the first failure named: the transfer as the truth has it, and the block the API put it in. */
+  let named: { transfer: TransferRecord; block: number; hash: string; says: RegExp } | undefined;
+
+  beforeAll(async () => {
+    dataset = generateSyntheticDataset(OPTIONS);
+    devnet = await startDevnet(dataset);
+    target = await migratedWarehouse('bad_data_wrong_block');
+    truth = datasetTransfers(dataset);
+    const counts = new Map<string, number>();
+    for (const t of dataset.transfers) counts.set(t.contractAddress, (counts.get(t.contractAddress) ?? 0) + 1);
+    busiest = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+  });
+  afterAll(async () => {
+    await target?.drop();
+    await devnet?.close();
+  });
+
+  const followHead = () =>
+    job(
+      'wrong-block',
+      [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort().map((address) => ({ address, fromBlock: OPTIONS.startBlock })),
+      { pageSize: 200, concurrency: 2, finality: 1000 },
+    );
+  const control = async (path: 'corrupt' | 'corrupt/clear', body: unknown) =>
+    (await (await fetch(`${devnet.origin}/__control/${path}`, { method: 'POST', body: JSON.stringify(body) })).json()) as { served: ServedCorruption[] };
+  const failure = async (config: JobConfig): Promise<Error | undefined> => {
+    try {
+      await runExport(target.url, devnet.base, config);
+      return undefined;
+    } catch (err) {
+      return err as Error;
+    }
+  };
+  const lastRun = () => target.warehouse.db.selectFrom('export_runs').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow();
+  const rowsRemoved = async () => (await target.warehouse.db.selectFrom('token_transfers_removed').select('id').execute()).length;
+  const headerStored = async (hash: string) => (await target.warehouse.db.selectFrom('block_headers').select('hash').where('hash', '=', hash).execute()).length > 0;
+  /** The warehouse against the truth, by key: rows lost, rows extra, and the stored rows that differ from it. */
+  const compare = async () => {
+    const rows = await warehouseTransfers(target.warehouse);
+    const wanted = new Map(truth.map((t) => [key(t), t]));
+    const stored = new Set(rows.map(key));
+    return {
+      lost: truth.filter((t) => !stored.has(key(t))).length,
+      extra: rows.filter((t) => !wanted.has(key(t))).length,
+      changed: rows.filter((t) => wanted.has(key(t)) && JSON.stringify(t) !== JSON.stringify(wanted.get(key(t)))),
+    };
+  };
+  /** The one stored row that differs from the truth: the named transfer, in the block the API put it in. */
+  const asServed = () => {
+    const { transfer, block, hash } = named!;
+    const time = truth.find((t) => t.blockHash === hash)!.blockTimestamp;
+    return [{ ...transfer, blockNumber: block, blockHash: hash, blockTimestamp: time }];
+  };
+
+  it('exports the chain cleanly first', async () => {
+    await runExport(target.url, devnet.base, followHead());
+    expect(await warehouseTransfers(target.warehouse)).toEqual(truth);
+  });
+
+  it('fails the run naming the transfer, its contract, the block it was put in and what the bloom rules out; no row is lost', async () => {
+    await control('corrupt', { kind: 'wrong-block', contract: busiest, times: 1 });
+    const error = await failure(followHead());
+    const served = (await control('corrupt/clear', {})).served.filter((s) => s.kind === 'wrong-block');
+    expect(served).toHaveLength(1);
+    const block = served[0]!.block!;
+    expect(error?.name).toBe('ChainDataError');
+    const says = new RegExp(
+      `transaction (0x[0-9a-f]{64}), log (\\d+), contract ${busiest}, block ${block} \\((0x[0-9a-f]{64})\\): ` +
+        `the block header's logsBloom rules out its (from|to) topic \\(address (0x[0-9a-f]{40})\\)`,
+    );
+    const [, tx, log, hash, which, address] = says.exec(error!.message) ?? [];
+    const transfer = truth.find((t) => t.transactionHash === tx && t.logIndex === Number(log))!;
+    expect(transfer, error!.message).toBeDefined();
+    expect(transfer.contractAddress).toBe(busiest);
+    expect(transfer.blockNumber).not.toBe(block);
+    expect(address).toBe(which === 'from' ? transfer.fromAddress : transfer.toAddress);
+    expect(hash).toBe(dataset.headers.find((h) => Number(BigInt(h.number!)) === block)!.hash);
+    expect(error!.message).toContain(`re-read the contract over block ${block} and the block the transaction is really in (\`erc20-etl backfill --contract ${busiest}`);
+    const run = await lastRun();
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(says);
+    named = { transfer, block, hash: hash!, says: new RegExp(says.source.replace('(0x[0-9a-f]{64}), log (\\d+)', `${tx}, log ${log}`)) };
+
+    // every row is there: the named one as served, every other as the truth has it; nothing moved out
+    const after = await compare();
+    expect({ lost: after.lost, extra: after.extra }).toEqual({ lost: 0, extra: 0 });
+    expect(after.changed).toEqual(asServed());
+    expect(await rowsRemoved()).toBe(0);
+  });
+
+  it('fails every run after it while the block has no header: its stored rows are checked as the header is fetched, which is not stored', async () => {
+    // as when a run fails before the header of the block is stored (the check comes first): here the header was stored already
+    await sql`DELETE FROM block_headers WHERE hash = ${named!.hash}`.execute(target.warehouse.db);
+    for (let run = 0; run < 2; run++) {
+      const error = await failure(followHead());
+      expect(error?.message).toMatch(named!.says);
+      expect(await headerStored(named!.hash)).toBe(false);
+    }
+    const after = await compare();
+    expect({ lost: after.lost, extra: after.extra }).toEqual({ lost: 0, extra: 0 });
+    expect(after.changed).toEqual(asServed());
+    expect(await rowsRemoved()).toBe(0);
+  });
+
+  it('recovers as the message says: the contract re-read over both blocks, then the job runs to its end; nothing lost', async () => {
+    const { transfer, block, hash } = named!;
+    const backfill = backfillJob({ contract: [busiest], from: String(Math.min(block, transfer.blockNumber)), to: String(Math.max(block, transfer.blockNumber)) });
+    const fixed = await runExport(target.url, devnet.base, backfill);
+    // the row is replaced: back in its block
+    expect(fixed.totals.rowsUpdated).toBe(1);
+    expect(await headerStored(hash)).toBe(true);
+    await runExport(target.url, devnet.base, followHead());
+    expect((await lastRun()).status).toBe('succeeded');
+    expect(await warehouseTransfers(target.warehouse)).toEqual(truth);
+    expect(await rowsRemoved()).toBe(0);
+    const headers = await target.warehouse.db.selectFrom('block_headers').select('hash').execute();
+    expect(new Set(headers.map((h) => h.hash))).toEqual(new Set(truth.map((t) => t.blockHash)));
+  });
+
+  it('tries every kind of moved transfer the reference server can serve a builder job', () => {
+    expect([...BLOCK_CORRUPTIONS]).toEqual(['wrong-block']);
   });
 });

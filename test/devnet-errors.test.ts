@@ -211,6 +211,8 @@ describe('JSON-RPC errors', () => {
       rpcHttpRequests: 1,
       rpcCalls: { erigon_getHeaderByHash: 2, eth_blockNumber: 1 },
       errors: { '-32000': 1, '400': 1 },
+      rpcOutcomes: { erigon_getHeaderByHash: { answered: 1, refused: { notFound: 1 } }, eth_blockNumber: { answered: 1, refused: {} } },
+      logsServed: 0,
     });
   });
 });

@@ -233,7 +233,7 @@ describe('provider behaviour chosen by flags', () => {
       range: [-32602, /^Log response size exceeded\. .* up to a 1K block range .* cap of 50 logs .* this block range should work: \[0x0, 0x3e7\]$/],
       results: [-32602, /^Log response size exceeded\. .* this block range should work: \[0x[0-9a-f]+, 0x[0-9a-f]+\]$/],
     },
-    quicknode: { range: [-32614, /^eth_getLogs is limited to a 1,000 range$/], results: [-32614, /^eth_getLogs is limited to a 50 range$/] },
+    quicknode: { range: [-32614, /^eth_getLogs is limited to a 1,000 range$/], results: [-32614, /^eth_getLogs is limited to 50 results$/] },
     ankr: { range: [-32600, /^block range is too wide$/], results: [-32600, /^block range is too wide$/] },
     reth: { range: [-32602, /^query exceeds max block range 1000$/], results: [-32602, /^query exceeds max results 50, retry with the range \d+-\d+$/] },
     arbitrum: { range: [-32000, /^logs matched by query exceeds limit of 1000$/], results: [-32000, /^logs matched by query exceeds limit of 50$/] },
@@ -289,7 +289,33 @@ describe('provider behaviour chosen by flags', () => {
     const one = await client.getLogs({ event: TRANSFER, fromBlock: BigInt(block), toBlock: BigInt(block) });
     expect(one.length).toBe(busiest()[1]);
     expect(await client.getChainId()).toBe(1);
-    expect((await devnet.stats()).errors).toMatchObject({ hang: 1 });
+    const stats = await devnet.stats();
+    expect(stats.errors).toMatchObject({ hang: 1 });
+    expect(stats.rpcOutcomes).toEqual({ eth_getLogs: { answered: 1, refused: { hang: 1 } }, eth_chainId: { answered: 1, refused: {} } });
+    expect(stats.logsServed).toBe(one.length);
+  });
+
+  it('/__stats counts eth_getLogs answered and refused by cap, and the logs served, apart from an eth_call revert of the same code', async () => {
+    // arbitrum refuses both caps with -32000, which is also what a reverting eth_call answers
+    const devnet = await serve({ logsLimits: { maxRange: 1000, maxResults: 50, style: 'arbitrum' } });
+    const client = clientOf(devnet.base);
+    const [block, count] = busiest();
+    const wide = await rpcError(client.request({ method: 'eth_getLogs', params: [{ fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC] }] }));
+    const full = await rpcError(client.request({ method: 'eth_getLogs', params: [{ fromBlock: hex(block), toBlock: hex(block) }] }));
+    // two blocks of a few transfers each, answered
+    const few = [...new Set(dataset.transfers.map((t) => t.blockNumber))].filter((b) => dataset.transfers.filter((t) => t.blockNumber === b).length <= 5).slice(0, 2);
+    const answers = await Promise.all(few.map((b) => client.request({ method: 'eth_getLogs', params: [{ fromBlock: hex(b), toBlock: hex(b), topics: [TRANSFER_TOPIC] }] })));
+    const reverted = await rpcError(client.request({ method: 'eth_call', params: [{ to: WETH, data: '0x12345678' }, 'latest'] }));
+    expect([wide.code, full.code, reverted.code]).toEqual([-32000, -32000, -32000]);
+    expect(count).toBeGreaterThan(50);
+    const stats = await devnet.stats();
+    expect(stats.errors).toEqual({ '-32000': 3 });
+    expect(stats.rpcOutcomes).toEqual({
+      eth_getLogs: { answered: 2, refused: { rangeCap: 1, resultsCap: 1 } },
+      eth_call: { answered: 0, refused: { reverted: 1 } },
+    });
+    expect(stats.logsServed).toBe(answers[0]!.length + answers[1]!.length);
+    expect(stats.logsServed).toBeGreaterThan(0);
   });
 
   it('the existing fault flags apply to the node methods: --fail-rate, --rate-limit', async () => {

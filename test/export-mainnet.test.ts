@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { Registry } from 'prom-client';
 import { fromQuantity } from '../src/eth/hex.ts';
+import { createRunMetrics, type RunMetrics } from '../src/metrics/run-metrics.ts';
 import { serveMainnetFixture } from './helpers/devnet.ts';
 import { datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
 
@@ -13,17 +15,31 @@ describe('exporting the mainnet fixture', () => {
   afterAll(() => target.drop());
 
   const contracts = () => [...new Set(suite.dataset.transfers.map((t) => t.contractAddress))].sort();
+  /** Fresh metrics for one run, and how many transfers its bloom check checked (`erc20_etl_transfers_bloom_checked_total`). */
+  const countingMetrics = (): { metrics: RunMetrics; bloomChecked(job: string): Promise<number> } => {
+    const registry = new Registry();
+    return {
+      metrics: createRunMetrics(registry),
+      async bloomChecked(job) {
+        const metric = await registry.getSingleMetric('erc20_etl_transfers_bloom_checked_total')!.get();
+        return metric.values.filter((v) => v.labels.job === job).reduce((a, v) => a + v.value, 0);
+      },
+    };
+  };
   const fixtureJob = () =>
     job(
       'mainnet-fixture',
       contracts().map((address) => ({ address, fromBlock: 0, toBlock: 19_900_000 })),
     );
 
-  it('exports every transfer exactly, every column', async () => {
+  it('exports every transfer exactly, every column, each proven in its block header’s logsBloom', async () => {
     await fetch(`${suite.devnet.origin}/__control/reset-stats`, { method: 'POST' });
-    const summary = await runExport(target.url, suite.devnet.base, fixtureJob());
+    const counting = countingMetrics();
+    const summary = await runExport(target.url, suite.devnet.base, fixtureJob(), undefined, counting.metrics);
     expect(summary.totals.rowsInserted).toBe(910);
     expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(suite.dataset));
+    // the bloom check ran over every row, each once, as its block's header arrived
+    expect(await counting.bloomChecked('mainnet-fixture')).toBe(suite.dataset.transfers.length);
   });
 
   it('fetches each block header once, and stores every field of it, verified', async () => {
@@ -88,8 +104,11 @@ describe('exporting the mainnet fixture', () => {
       (await sql<{ k: string; x: string }>`SELECT transaction_hash || ':' || log_index AS k, xmin::text AS x FROM token_transfers ORDER BY 1`.execute(target.warehouse.db)).rows;
     const before = await versions();
     await fetch(`${suite.devnet.origin}/__control/reset-stats`, { method: 'POST' });
-    const summary = await runExport(target.url, suite.devnet.base, fixtureJob());
+    const counting = countingMetrics();
+    const summary = await runExport(target.url, suite.devnet.base, fixtureJob(), undefined, counting.metrics);
     expect(summary.totals).toMatchObject({ rowsInserted: 0, rowsUpdated: 0, rowsUnchanged: 910, rowsRemoved: 0, headersFetched: 0 });
+    // no header fetched, yet every row read again is checked, against the stored headers' blooms
+    expect(await counting.bloomChecked('mainnet-fixture')).toBe(910);
     expect((await suite.devnet.stats()).rpcCalls.erigon_getHeaderByHash ?? 0).toBe(0);
     expect(await versions()).toEqual(before);
     const runs = await target.warehouse.db.selectFrom('export_runs').select(['status', 'rows_inserted', 'rows_unchanged']).orderBy('id').execute();
@@ -97,5 +116,28 @@ describe('exporting the mainnet fixture', () => {
       { status: 'succeeded', rows_inserted: '910', rows_unchanged: '0' },
       { status: 'succeeded', rows_inserted: '0', rows_unchanged: '910' },
     ]);
+  });
+
+  it('checks a node job’s rows too, in the pipeline as in the node source: every row, against the same blooms', async () => {
+    const own = await migratedWarehouse('export_mainnet_node');
+    try {
+      // the fixture's busiest blocks, 16,000,000–16,000,003 (70 contracts): one eth_getLogs call per contract
+      const span = { fromBlock: 16_000_000, toBlock: 16_000_003 };
+      const rows = datasetTransfers(suite.dataset).filter((t) => t.blockNumber >= span.fromBlock && t.blockNumber <= span.toBlock);
+      const addresses = [...new Set(rows.map((t) => t.contractAddress))].sort();
+      expect(rows.length).toBeGreaterThan(200);
+      const counting = countingMetrics();
+      const nodeJob = job(
+        'mainnet-fixture-node',
+        addresses.map((address) => ({ address, ...span })),
+        { source: 'node' },
+      );
+      const summary = await runExport(own.url, suite.devnet.base, nodeJob, undefined, counting.metrics);
+      expect(summary.totals.rowsInserted).toBe(rows.length);
+      expect(await warehouseTransfers(own.warehouse)).toEqual(rows);
+      expect(await counting.bloomChecked('mainnet-fixture-node')).toBe(rows.length);
+    } finally {
+      await own.drop();
+    }
   });
 });

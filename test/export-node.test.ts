@@ -75,10 +75,8 @@ const CASES: readonly NodeCase[] = [
   { name: 'a node without erigon_* (--no-erigon), no caps', devnet: { erigon: false }, refuses: false },
   ...LOGS_ERROR_STYLES.map(
     (style): NodeCase => ({
-      // QuickNode states one limit, a range: its refusal of too many results would read as a 56-block range
-      // limit, which the adaptive range follows; its case has the range cap alone
-      name: `--no-erigon, ${style}’s refusals, caps of ${CAPS.maxRange} blocks${style === 'quicknode' ? '' : ` and ${CAPS.maxResults} logs`}`,
-      devnet: { erigon: false, logsLimits: { maxRange: CAPS.maxRange, ...(style !== 'quicknode' && { maxResults: CAPS.maxResults }), style } },
+      name: `--no-erigon, ${style}’s refusals, caps of ${CAPS.maxRange} blocks and ${CAPS.maxResults} logs`,
+      devnet: { erigon: false, logsLimits: { maxRange: CAPS.maxRange, maxResults: CAPS.maxResults, style } },
       refuses: true,
     }),
   ),

@@ -75,6 +75,24 @@ describe('recordSkippedLogs', () => {
     const contracts = (JSON.parse(json.stdout) as { contracts: { contract: string; skippedLogs: unknown }[] }).contracts;
     expect(contracts.find((c) => c.contract === USDT)?.skippedLogs).toEqual({ erc721: 0, other: 7 });
   });
+
+  it('refuses counts String() writes in other than digits, writing none of the call; writes nothing for NaN, and -0 as 0', async () => {
+    const db = target.warehouse.db;
+    // contracts of their own, so that no other test's last run changes
+    const [first, second] = [`0x${'11'.repeat(20)}`, `0x${'22'.repeat(20)}`];
+    const run = await startRun(db, { job: 'skips-odd', command: 'run', contracts: [first, second] });
+    for (const bad of [Number.POSITIVE_INFINITY, 1e21, Number.NaN]) {
+      const counts = new Map([
+        [first, { erc721: 1, other: 0 }],
+        [second, { erc721: 1, other: bad }],
+      ]);
+      await expect(recordSkippedLogs(db, run, counts), String(bad)).rejects.toThrow(`skipped-log counts must be integers ≥ 0, got 1 and ${bad} for ${second}`);
+    }
+    expect(await skippedLogsOfRun(db, run)).toEqual(new Map());
+    await recordSkippedLogs(db, run, new Map([[first, { erc721: Number.NaN, other: Number.NaN }]]));
+    await recordSkippedLogs(db, run, new Map([[second, { erc721: -0, other: 1 }]]));
+    expect(await skippedLogsOfRun(db, run)).toEqual(new Map([[second, { erc721: 0, other: 1 }]]));
+  });
 });
 
 describe('learned eth_getLogs ranges', () => {

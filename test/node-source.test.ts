@@ -135,8 +135,7 @@ describe('the node source equals the builder source: the mainnet fixture', () =>
 
   for (const style of LOGS_ERROR_STYLES) {
     it(`with ${style}’s refusals, caps forcing splits (50,000 blocks; 56 logs, the most one contract has in a block): the same rows`, async () => {
-      // QuickNode states one limit, a range: its refusal of too many results would read as a 56-block limit
-      const devnet = await serve({ logsLimits: { maxRange: 50_000, ...(style !== 'quicknode' && { maxResults: 56 }), style } });
+      const devnet = await serve({ logsLimits: { maxRange: 50_000, maxResults: 56, style } });
       const node = nodeOf(devnet);
       await expectSameAsBuilder(devnet, dataset, node);
       expect(node.counters.logsRefused).toBeGreaterThan(0);

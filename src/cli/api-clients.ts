@@ -80,7 +80,7 @@ export function createSource(deps: {
     counters,
     headerBatchSize,
     startRange,
-    create: (start) => nodeSource({ http, counters, headerBatchSize, clock, rpcTimeoutMs: deps.rpcTimeoutMs, startRange: start }),
+    create: (start) => nodeSource({ http, counters, headerBatchSize, clock, logger, rpcTimeoutMs: deps.rpcTimeoutMs, startRange: start }),
   });
   return {
     ...source,
@@ -99,6 +99,7 @@ function nodeSource(deps: {
   counters: SourceCounters;
   headerBatchSize: number;
   clock: Clock;
+  logger: Logger;
   rpcTimeoutMs: number | undefined;
   startRange: number | undefined;
 }): NodeSource {
@@ -107,6 +108,7 @@ function nodeSource(deps: {
     counters: deps.counters,
     headerBatchSize: deps.headerBatchSize,
     clock: deps.clock,
+    logger: deps.logger,
     ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
     ...(deps.startRange !== undefined && { startRange: deps.startRange }),
   });

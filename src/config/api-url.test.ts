@@ -53,8 +53,33 @@ describe('parseApiUrl', () => {
       expect(quicknode.redact('GET /0123456789abcdef/eth: 0123456789abcdef')).toBe('GET /<redacted>: <redacted>');
     });
 
-    it('refuses a query, user info or another scheme, without echoing the value, naming the setting', () => {
-      for (const bad of ['https://node.example/?apikey=s3cr3t', 'https://user:s3cr3t@node.example/', 'ws://node.example/s3cr3t', 'not a url s3cr3t']) {
+    it('keeps a key in the query or in user info for the client to send, and redacts it, the host alone left', () => {
+      const query = parseApiUrl('https://node.example/v1/?apikey=s3cr3t-key&chain=eth', undefined, 'node');
+      expect(query.base).toBe('https://node.example/v1?apikey=s3cr3t-key&chain=eth');
+      expect(query.redacted).toBe('https://node.example/<redacted>');
+      expect(query.host).toBe('node.example');
+      expect(query.redact('POST https://node.example/v1?apikey=s3cr3t-key&chain=eth: bad key s3cr3t-key (eth)')).toBe(
+        'POST https://node.example/<redacted>?<redacted>: bad key <redacted> (eth)',
+      );
+      // a key alone in the query, percent-encoded or not; no path
+      const bare = parseApiUrl('http://127.0.0.1:8545?k3y%2Bv4lue', undefined, 'node');
+      expect(bare.base).toBe('http://127.0.0.1:8545?k3y%2Bv4lue');
+      expect(bare.redacted).toBe('http://127.0.0.1:8545/<redacted>');
+      expect(bare.redact('k3y+v4lue and k3y%2Bv4lue')).toBe('<redacted> and <redacted>');
+
+      const user = parseApiUrl('https://pr0ject:s3cr3t%40pass@node.example/', undefined, 'node');
+      expect(user.base).toBe('https://pr0ject:s3cr3t%40pass@node.example');
+      expect(user.redacted).toBe('https://node.example/<redacted>');
+      expect(user.host).toBe('node.example');
+      expect(user.redact('https://pr0ject:s3cr3t%40pass@node.example refused pr0ject (s3cr3t@pass)')).toBe('https://<redacted>@node.example refused <redacted> (<redacted>)');
+      const all = parseApiUrl('https://:p4ssword@node.example/v2/k3y-in-path?apikey=k3y-in-query', undefined, 'node');
+      expect(all.base).toBe('https://:p4ssword@node.example/v2/k3y-in-path?apikey=k3y-in-query');
+      expect(all.redact(all.base)).toBe('https://<redacted>@node.example/<redacted>?<redacted>');
+      for (const secret of ['p4ssword', 'k3y-in-path', 'k3y-in-query']) expect(all.redact(`${secret}!`)).toBe('<redacted>!');
+    });
+
+    it('refuses a fragment or another scheme, without echoing the value, naming the setting', () => {
+      for (const bad of ['https://node.example/v1#s3cr3t', 'ws://node.example/s3cr3t', 'not a url s3cr3t']) {
         const err = (() => {
           try {
             parseApiUrl(bad, '--api-url', 'node');
@@ -66,6 +91,12 @@ describe('parseApiUrl', () => {
         expect(err).toBeInstanceOf(ConfigError);
         expect(err.message).not.toContain('s3cr3t');
         expect(err.message).toMatch(/^--api-url /);
+      }
+    });
+
+    it('a builder URL still refuses a query or user info: the project id is its last path segment', () => {
+      for (const bad of ['https://h/v3/id?apikey=s3cr3t', 'https://user:s3cr3t@h/v3/id']) {
+        expect(() => parseApiUrl(bad), bad).toThrow(/must be a plain base URL ending in the project id, without query, fragment or user info$/);
       }
     });
   });

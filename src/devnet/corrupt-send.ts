@@ -5,10 +5,10 @@ import { sendJson, type Cut } from './http-io.ts';
 const PAD = Buffer.alloc(64 * 1024, 'x');
 
 /**
- * Sends a corrupted getTokenTransfers answer, always with status 200: a damaged page as JSON (cut like any
- * other answer when a cut fault fires), an HTML error page as `text/html`, or a huge body streamed in
- * 64 KB pieces with backpressure and without a content-length, so the server holds one piece at a time
- * and stops as soon as the client hangs up.
+ * Sends a corrupted getTokenTransfers or JSON-RPC answer, always with status 200: a damaged page or answer
+ * as JSON (cut like any other answer when a cut fault fires), an HTML error page as `text/html`, or a huge
+ * body streamed in 64 KB pieces with backpressure and without a content-length, so the server holds one piece
+ * at a time and stops as soon as the client hangs up.
  *
  * @example await sendCorrupted(res, { type: 'huge', page: body, bytes: 50 << 20 }) // → '{…page…,"padding":"xxxx…"}', 50 MB
  */
@@ -22,10 +22,14 @@ export async function sendCorrupted(res: ServerResponse, answer: CorruptedAnswer
   await streamHugePage(res, answer.page, answer.bytes);
 }
 
-/** `page` (a JSON object's text) with a `"padding"` string that brings it to `bytes` bytes. */
+/**
+ * `page` (the text of a JSON object, or of an array of them: a JSON-RPC batch) with a `"padding"` string in its
+ * last object that brings it to `bytes` bytes.
+ */
 async function streamHugePage(res: ServerResponse, page: string, bytes: number): Promise<void> {
-  const head = Buffer.from(`${page.slice(0, page.lastIndexOf('}'))},"padding":"`);
-  const tail = Buffer.from('"}');
+  const end = page.lastIndexOf('}');
+  const head = Buffer.from(`${page.slice(0, end)},"padding":"`);
+  const tail = Buffer.from(`"${page.slice(end)}`);
   let closed = false;
   res.once('close', () => (closed = true));
   res.writeHead(200, { 'content-type': 'application/json' });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { checkAddress, checkHash, checkIsoTimestamp, checkUint256Text } from '../dataset/validate.ts';
 import { verifyHeaderHash } from '../eth/header-hash.ts';
+import { rpcLog, TRANSFER_TOPIC } from './chain-log.ts';
 import { createChainStore } from './chain-store.ts';
 import { corruptHeader, corruptPage, CORRUPTION_KINDS, OVERFLOW_VALUE, parseCorruptionOrder, transferJson, type PageJson } from './corruption.ts';
-import { createCorruptor } from './corruptor.ts';
+import { type CorruptedAnswer, createCorruptor } from './corruptor.ts';
 import { encodePageKey } from './page-key.ts';
 import { generateSyntheticDataset } from './synthetic.ts';
 
@@ -124,13 +125,18 @@ describe('corruptHeader', () => {
 
 describe('createCorruptor', () => {
   const secret = 'test secret';
+  const chain = createChainStore(dataset);
   const setup = () => {
     const counted: string[] = [];
-    const corruptor = createCorruptor({ chain: createChainStore(dataset), stats: { countError: (k) => counted.push(k) }, pageKeySecret: secret });
+    const corruptor = createCorruptor({ chain, stats: { countError: (k) => counted.push(k) }, pageKeySecret: secret });
     return { corruptor, counted };
   };
   const params = (query: Record<string, string>) => new URLSearchParams({ contractAddress: contract, ...query });
   const body = (p: PageJson) => JSON.stringify(p);
+  const jsonOf = (answer: CorruptedAnswer | undefined): unknown => {
+    expect(answer?.type).toBe('json');
+    return JSON.parse((answer as { text: string }).text);
+  };
 
   it('corrupts the next `times` answers, counts each as corrupt:<kind>, then serves answers unchanged', () => {
     const { corruptor, counted } = setup();
@@ -194,13 +200,58 @@ describe('createCorruptor', () => {
       { jsonrpc: '2.0', id: 2, result: b },
       { jsonrpc: '2.0', id: 3, result: c },
     ];
-    expect(corruptor.rpcAnswer(request, answer)).toBe(answer);
+    expect(corruptor.rpc(request, answer)).toBeUndefined();
     corruptor.arm({ kind: 'header-wrong-number', times: 1 });
-    const out = corruptor.rpcAnswer(request, answer) as { result: { number: string } }[];
+    const out = jsonOf(corruptor.rpc(request, answer)) as { result: { number: string } }[];
     expect(out.map((m) => m.result.number)).toEqual([a!.number, `0x${(BigInt(b!.number!) + 1n).toString(16)}`, c!.number]);
     expect(answer[1]!.result).toBe(b);
     expect(counted).toEqual(['corrupt:header-wrong-number']);
     expect(corruptor.snapshot().armed).toBeNull();
+  });
+
+  it('damages eth_getLogs results of calls asking for the order’s contract, naming block, log and field', () => {
+    const { corruptor, counted } = setup();
+    const logsCall = (id: number, address: string) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'eth_getLogs',
+      params: [{ address: [address], topics: [TRANSFER_TOPIC], fromBlock: '0x1f4', toBlock: '0x21b' }],
+    });
+    const logsOf = (address: string) => chain.logs(500, 539, new Set([address])).map(rpcLog);
+    const other = dataset.transfers.find((t) => t.contractAddress !== contract)!.contractAddress;
+    corruptor.arm({ kind: 'logs-missing-field', contract, times: 1 });
+    // another contract's call, and an error answer, pass and leave the order armed
+    expect(corruptor.rpc(JSON.stringify(logsCall(1, other)), { jsonrpc: '2.0', id: 1, result: logsOf(other) })).toBeUndefined();
+    expect(corruptor.rpc(JSON.stringify(logsCall(1, contract)), { jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'too many' } })).toBeUndefined();
+    expect(corruptor.snapshot().armed?.times).toBe(1);
+    const request = JSON.stringify([logsCall(1, other), logsCall(2, contract), logsCall(3, contract)]);
+    const answer = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, result: logsOf(id === 1 ? other : contract) }));
+    const out = jsonOf(corruptor.rpc(request, answer)) as { id: number; result: Record<string, unknown>[] }[];
+    expect(out[0]).toEqual(answer[0]);
+    expect(out[2]).toEqual(answer[2]);
+    const damaged = out[1]!.result.findIndex((l) => !('transactionHash' in l));
+    const log = answer[1]!.result[damaged]!;
+    expect(out[1]!.result.filter((_, i) => i !== damaged)).toEqual(answer[1]!.result.filter((_, i) => i !== damaged));
+    expect(corruptor.snapshot()).toEqual({
+      armed: null,
+      served: [{ kind: 'logs-missing-field', contract, block: Number(log.blockNumber), log: Number(log.logIndex), field: `result[${damaged}].transactionHash` }],
+    });
+    expect(counted).toEqual(['corrupt:logs-missing-field']);
+  });
+
+  it('answers logs-html-200 and logs-huge-body in place of a whole POST holding an eth_getLogs call, and no other', () => {
+    const { corruptor } = setup();
+    const request = JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'eth_getLogs', params: [{ address: contract, fromBlock: '0x1f4', toBlock: '0x1f4' }] });
+    const answer = { jsonrpc: '2.0', id: 4, result: [] };
+    corruptor.arm({ kind: 'logs-html-200', times: 2 });
+    expect(corruptor.rpc(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'eth_blockNumber', params: [] }), { jsonrpc: '2.0', id: 4, result: '0x1' })).toBeUndefined();
+    expect(corruptor.rpc(request, answer)).toMatchObject({ type: 'html', text: expect.stringMatching(/^<!DOCTYPE html>/) });
+    corruptor.arm({ kind: 'logs-huge-body', times: 1 });
+    expect(corruptor.rpc(request, answer)).toEqual({ type: 'huge', page: JSON.stringify(answer), bytes: 50 * 1024 * 1024 });
+    expect(corruptor.snapshot().served).toEqual([
+      { kind: 'logs-html-200', contract, field: 'body' },
+      { kind: 'logs-huge-body', contract, field: 'body' },
+    ]);
   });
 
   it('damages eth_getBlockByHash results too: a node source reads headers that way', () => {
@@ -209,7 +260,7 @@ describe('createCorruptor', () => {
     const request = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_getBlockByHash', params: [a!.hash, false] });
     const answer = { jsonrpc: '2.0', id: 7, result: { ...a, transactions: [], uncles: [] } };
     corruptor.arm({ kind: 'header-bad-hash', times: 1 });
-    const out = corruptor.rpcAnswer(request, answer) as { result: Record<string, unknown> };
+    const out = jsonOf(corruptor.rpc(request, answer)) as { result: Record<string, unknown> };
     expect(out.result.gasUsed).toBe(`0x${(BigInt(a!.gasUsed!) + 1n).toString(16)}`);
     expect(out.result.hash).toBe(a!.hash);
     expect(out.result.transactions).toEqual([]);

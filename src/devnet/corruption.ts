@@ -21,18 +21,38 @@ export const PAGE_CORRUPTIONS = [
 ] as const;
 /** getTokenTransfers answers that are not a page at all. */
 export const BODY_CORRUPTIONS = ['html-200', 'huge-body'] as const;
-/** `erigon_getHeaderByHash` results. */
+/** `erigon_getHeaderByHash` and `eth_getBlockByHash` results. */
 export const HEADER_CORRUPTIONS = ['header-bad-hash', 'header-wrong-number'] as const;
-export const CORRUPTION_KINDS = [...PAGE_CORRUPTIONS, ...BODY_CORRUPTIONS, ...HEADER_CORRUPTIONS] as const;
+/** `eth_getLogs` results: the node-source analogues of the page kinds (logs-corruption.ts). */
+export const LOGS_CORRUPTIONS = [
+  'logs-bad-address',
+  'logs-non-hex-value',
+  'logs-short-value',
+  'logs-missing-field',
+  'logs-bad-timestamp',
+  'logs-duplicate',
+  'logs-outside-range',
+  'logs-other-contract',
+  'logs-bloom',
+] as const;
+/** `eth_getLogs` answers that are not a JSON-RPC answer at all: the node-source analogues of the body kinds. */
+export const LOGS_BODY_CORRUPTIONS = ['logs-html-200', 'logs-huge-body'] as const;
+/** getTokenTransfers pages with a transfer moved into another of their blocks, whose logsBloom rules it out (wrong-block.ts). */
+export const BLOCK_CORRUPTIONS = ['wrong-block'] as const;
+export const CORRUPTION_KINDS = [...PAGE_CORRUPTIONS, ...BODY_CORRUPTIONS, ...HEADER_CORRUPTIONS, ...LOGS_CORRUPTIONS, ...LOGS_BODY_CORRUPTIONS, ...BLOCK_CORRUPTIONS] as const;
 
 export type PageCorruption = (typeof PAGE_CORRUPTIONS)[number];
 export type HeaderCorruption = (typeof HEADER_CORRUPTIONS)[number];
+export type LogsCorruption = (typeof LOGS_CORRUPTIONS)[number];
 export type CorruptionKind = (typeof CORRUPTION_KINDS)[number];
 
 /** What `POST /__control/corrupt` arms: the next `times` matching answers get `kind`. */
 export interface CorruptionOrder {
   kind: CorruptionKind;
-  /** Only getTokenTransfers answers about this contract (lower case); every contract when absent. */
+  /**
+   * Only answers about this contract (lower case): getTokenTransfers pages of it, `eth_getLogs` calls that ask
+   * for it; every contract when absent. Header kinds ignore it.
+   */
   contract?: string;
   times: number;
 }
@@ -41,9 +61,11 @@ export interface CorruptionOrder {
 export interface ServedCorruption {
   kind: CorruptionKind;
   contract?: string;
-  /** The block the damaged row or header belongs to, when there is one. */
+  /** The block the damaged row, log or header belongs to, when there is one. */
   block?: number;
-  /** The field that was damaged (`tokenTransfers[3].value`, `count`, `header.number`, …). */
+  /** The log index of the damaged (or added) log, for the `eth_getLogs` kinds that damage one. */
+  log?: number;
+  /** The field that was damaged (`tokenTransfers[3].value`, `count`, `header.number`, `result[2].data`, `body`, …). */
   field: string;
 }
 

@@ -61,13 +61,15 @@ describe('eth_getLogs limits: each provider’s answer (node-source.md’s table
     expect(logsLimitError({ maxRange: 10, style: 'alchemy' }, query)?.message).toMatch(/up to a 10 block range .* should work: \[0x10, 0x19\]$/);
   });
 
-  it('quicknode: -32614 naming the cap with thousands separators', () => {
+  it('quicknode: -32614 naming the cap with thousands separators, a range or results, never the one for the other', () => {
     expect(logsLimitError({ maxRange: 10_000, style: 'quicknode' }, { from: 0, to: 20_000, logBlocks: [] })).toEqual({
       limit: 'range',
       code: -32614,
       message: 'eth_getLogs is limited to a 10,000 range',
     });
-    expect(overResults('quicknode')).toMatchObject({ code: -32614, message: 'eth_getLogs is limited to a 2 range' });
+    expect(overResults('quicknode')).toEqual({ limit: 'results', code: -32614, message: 'eth_getLogs is limited to 2 results' });
+    const many = { from: 0, to: 1, logBlocks: Array.from({ length: 10_001 }, () => 0) };
+    expect(logsLimitError({ maxResults: 10_000, style: 'quicknode' }, many)?.message).toBe('eth_getLogs is limited to 10,000 results');
   });
 
   it('ankr: -32600, no hint', () => {

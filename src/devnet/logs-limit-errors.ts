@@ -1,7 +1,8 @@
 /**
  * What a provider answers when an `eth_getLogs` query is over its limits: one row per provider of
  * node-source.md's table (code, message, hint), computed for the actual query. The reference server answers
- * with the row `--logs-error-style` names. A style with one message answers it for both limits.
+ * with the row `--logs-error-style` names. A style with one message answers it for both limits, but QuickNode's,
+ * whose message names the block range: over its results cap it says `eth_getLogs is limited to 10,000 results`.
  */
 import { toQuantity } from '../eth/hex.ts';
 
@@ -89,7 +90,12 @@ const STYLES: Readonly<Record<LogsErrorStyle, Style>> = {
         `Based on your parameters, this block range should work: [${toQuantity(r.from)}, ${toQuantity(r.to)}]`,
     };
   },
-  quicknode: (limit, cap) => ({ limit, code: -32614, message: `eth_getLogs is limited to a ${cap.toLocaleString('en-US')} range` }),
+  // its block-range refusal is the spec's row; over the results cap it says so in its own words, never as a range
+  quicknode: (limit, cap) => ({
+    limit,
+    code: -32614,
+    message: limit === 'range' ? `eth_getLogs is limited to a ${cap.toLocaleString('en-US')} range` : `eth_getLogs is limited to ${cap.toLocaleString('en-US')} results`,
+  }),
   ankr: (limit) => ({ limit, code: -32600, message: 'block range is too wide' }),
   reth(limit, cap, limits, query) {
     if (limit === 'range') return { limit, code: -32602, message: `query exceeds max block range ${cap}` };

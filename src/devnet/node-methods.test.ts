@@ -78,8 +78,17 @@ describe('eth_getLogs', () => {
       { jsonrpc: '2.0', id: 2, method: 'eth_getLogs', params: [{ fromBlock: 'earliest', toBlock: 'latest', topics: [TRANSFER_TOPIC] }] },
     ]);
     const errors: unknown[] = [];
-    expect(handleRpcBody(body, ctx, { call: () => {}, error: (e) => void errors.push(e) })).toEqual({ status: 0, body: undefined, hang: true });
+    const settled: unknown[] = [];
+    const observer = {
+      call: () => {},
+      error: (e: unknown) => void errors.push(e),
+      answered: (method: string) => void settled.push([method, 'answered']),
+      refused: (method: string, reason: string) => void settled.push([method, reason]),
+    };
+    expect(handleRpcBody(body, ctx, observer)).toEqual({ status: 0, body: undefined, hang: true });
     expect(errors).toEqual(['hang']);
+    // eth_chainId was never sent: neither answered nor refused
+    expect(settled).toEqual([['eth_getLogs', 'hang']]);
   });
 });
 

@@ -30,6 +30,17 @@ export class RpcHang extends Error {
   }
 }
 
+/** An `eth_getLogs` refused for being over a cap, saying which: `/__stats` counts refusals by it. */
+export class LogsLimitFailure extends RpcFailure {
+  constructor(
+    readonly limit: 'range' | 'results',
+    message: string,
+    extra: { code: number; data?: unknown },
+  ) {
+    super('logsLimit', message, extra);
+  }
+}
+
 /**
  * `eth_getLogs`: the matching logs in chain order. Over `--logs-max-range` blocks, or over
  * `--logs-max-results` logs, the style's error instead; a query over more than one block may hang.
@@ -59,10 +70,10 @@ export function getLogs(params: unknown[], ctx: NodeContext): unknown {
  * The style's refusal of blocks `from` to `to`. Over the range cap the logs are not read (providers refuse
  * before reading), so a range suggested then keeps to the range cap only.
  */
-function limitFailure(limits: LogsLimits, from: number, to: number, logs: readonly ChainLog[]): RpcFailure {
+function limitFailure(limits: LogsLimits, from: number, to: number, logs: readonly ChainLog[]): LogsLimitFailure {
   const error = logsLimitError(limits, { from, to, logBlocks: logs.map((l) => l.blockNumber) });
   if (!error) throw new TypeError(`blocks ${from}-${to} with ${logs.length} logs are within the limits`);
-  return new RpcFailure('logsLimit', error.message, { code: error.code, data: error.data });
+  return new LogsLimitFailure(error.limit, error.message, { code: error.code, data: error.data });
 }
 
 /** `eth_getBlockByHash [hash, fullTransactions]`: the block's header as given, or `null`. */

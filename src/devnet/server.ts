@@ -58,7 +58,33 @@ export interface Devnet {
 }
 
 const TRANSFERS_PATH = /^\/([^/]+)\/builder\/getTokenTransfers\/?$/;
-const RPC_PATH = /^\/([^/]+)\/?$/;
+/** `/{project}`, or `/` with the project id in the query or user info (`projectOfRequest`). */
+const RPC_PATH = /^\/(?:([^/]+)\/?)?$/;
+/** The query parameters a JSON-RPC request at `/` may carry its project id in, as providers take a key. */
+const KEY_PARAMS = ['apikey', 'key'] as const;
+
+/**
+ * The project id of a request: the first path segment, or for JSON-RPC at `/` (as providers take a key in the
+ * query or in user info) the `apikey` or `key` query parameter, else the password of HTTP Basic auth (the
+ * user name when there is no password).
+ *
+ * @example projectOfRequest('test-project', url, undefined) // → 'test-project'
+ * @example projectOfRequest(undefined, new URL('http://devnet/?apikey=test-project'), undefined) // → 'test-project'
+ */
+function projectOfRequest(segment: string | undefined, url: URL, authorization: string | undefined): string {
+  if (segment !== undefined) return decodeURIComponent(segment);
+  for (const name of KEY_PARAMS) {
+    const key = url.searchParams.get(name);
+    if (key !== null) return key;
+  }
+  const basic = /^basic +([a-z0-9+/=]+)$/i.exec(authorization?.trim() ?? '');
+  if (!basic) return '';
+  const credentials = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = credentials.indexOf(':');
+  if (colon < 0) return credentials;
+  const password = credentials.slice(colon + 1);
+  return password || credentials.slice(0, colon);
+}
 
 /** The reference server of the chain API (chain-api.md §1–2), with its control plane and fault injection. */
 export function createDevnet({ config, logger, clock, chain, random }: DevnetDeps): Devnet {
@@ -79,7 +105,6 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
     }
     const transfers = TRANSFERS_PATH.exec(path);
     const rpc = transfers ? null : RPC_PATH.exec(path);
-    const project = decodeURIComponent((transfers ?? rpc)?.[1] ?? '');
     if (!transfers && !rpc) {
       return sendJson(res, 404, { error: { code: 'not_found', message: `no such endpoint: ${req.method} ${path.replace(/^\/[^/]+/, '/<project>')}` } });
     }
@@ -92,6 +117,7 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
     }
     if (isRpc) stats.countRpcRequest();
     else stats.countTransfersRequest();
+    const project = projectOfRequest((transfers ?? rpc)?.[1], url, req.headers.authorization);
 
     const body = isRpc ? await readBody(req) : '';
     const delay = faults.latencyMs();
@@ -132,7 +158,7 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
           logsLimits: config.logsLimits,
           logsHang: () => faults.logsHang(),
         },
-        { call: stats.countRpcCall, error: stats.countError },
+        { call: stats.countRpcCall, error: stats.countError, answered: stats.countAnswered, refused: stats.countRefused },
         config.rpcBatchLimit,
       );
       // a hanging call is never answered: the connection stays open until the client gives up or the server closes
@@ -142,7 +168,9 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
         res.writeHead(200).end();
         return;
       }
-      return sendJson(res, outcome.status, corruptor.rpcAnswer(body, outcome.body), {}, cut);
+      const corrupted = corruptor.rpc(body, outcome.body);
+      if (corrupted) return sendCorrupted(res, corrupted, cut);
+      return sendJson(res, outcome.status, outcome.body, {}, cut);
     }
     if (cut) stats.countError(cut);
     const outcome = handleTransfers(url.searchParams, chain, {

@@ -37,6 +37,23 @@ describe('logs bloom', () => {
     expect(checked).toBe(transfers.length);
   });
 
+  it('remembers bits past its size as hashing gives them, for addresses and topics apart', () => {
+    const bits = createBloomBitsCache(4);
+    const addresses = Array.from({ length: 50 }, (_, i) => `0x${i.toString(16).padStart(40, '0')}`);
+    const topic = (a: string) => {
+      const t = new Uint8Array(32);
+      t.set(hexToBytes(a.slice(2)), 12);
+      return t;
+    };
+    // three passes over ten times the size, then the same few again and again (kept): every answer is the hash's
+    for (const order of [addresses, addresses, [...addresses].reverse(), Array.from({ length: 40 }, (_, i) => addresses[i % 2]!)]) {
+      for (const a of order) {
+        expect(bits('address', a)).toEqual(bloomBits(hexToBytes(a.slice(2))));
+        expect(bits('topic', a)).toEqual(bloomBits(topic(a)));
+      }
+    }
+  });
+
   it('rules out a transfer moved to a block whose bloom lacks it, naming what is missing', () => {
     const empty = new Uint8Array(256);
     const t = { contractAddress: `0x${'a'.repeat(40)}`, fromAddress: `0x${'b'.repeat(40)}`, toAddress: `0x${'c'.repeat(40)}` };

@@ -38,19 +38,33 @@ function addressTopic(address: string): Uint8Array {
 
 /**
  * Remembers the bloom bits of items: the contract and the Transfer topic are the same for every row of a
- * job, and busy addresses recur, so each distinct item is hashed once while it is remembered.
+ * job, and busy addresses recur, so each distinct item is hashed once while it is remembered. Addresses and
+ * topics are kept apart (no key is built per look-up), each in two generations of up to `size` / 2 items: when
+ * the newer is full it becomes the older and the oldest is dropped whole, and an item found in the older moves
+ * back to the newer. Every look-up and every eviction costs O(1), however many distinct addresses a run meets
+ * (deleting a Map's oldest entry one at a time does not: each next eviction walks past the holes before it).
  */
 export function createBloomBitsCache(size = 65_536): (kind: 'address' | 'topic', hex: string) => readonly number[] {
-  const cache = new Map<string, readonly number[]>();
-  return (kind, hex) => {
-    const key = kind === 'address' ? hex : `t${hex}`;
-    let bits = cache.get(key);
-    if (bits === undefined) {
-      bits = bloomBits(kind === 'address' ? hexToBytes(hex.slice(2)) : addressTopic(hex));
-      if (cache.size >= size) cache.delete(cache.keys().next().value!);
-      cache.set(key, bits);
+  const half = Math.max(1, Math.floor(size / 2));
+  const addresses = generations(half, (hex) => bloomBits(hexToBytes(hex.slice(2))));
+  const topics = generations(half, (hex) => bloomBits(addressTopic(hex)));
+  return (kind, hex) => (kind === 'address' ? addresses(hex) : topics(hex));
+}
+
+/** A map of `compute(key)` that remembers at least the last `half` keys asked for, and at most twice as many. */
+function generations(half: number, compute: (key: string) => readonly number[]): (key: string) => readonly number[] {
+  let newer = new Map<string, readonly number[]>();
+  let older = new Map<string, readonly number[]>();
+  return (key) => {
+    let value = newer.get(key);
+    if (value !== undefined) return value;
+    value = older.get(key) ?? compute(key);
+    if (newer.size >= half) {
+      older = newer;
+      newer = new Map();
     }
-    return bits;
+    newer.set(key, value);
+    return value;
   };
 }
 

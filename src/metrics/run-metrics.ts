@@ -13,6 +13,8 @@ export interface RunMetrics {
   /** Rows a reconciliation moved out, and headers stored. */
   removed(job: string, contract: string, rows: number): void;
   headersStored(job: string, headers: number): void;
+  /** Transfers checked against their block header's logsBloom. */
+  transfersBloomChecked(job: string, rows: number): void;
   /** A chunk read to its end, and how long that took. */
   chunkDone(job: string, contract: string, seconds: number): void;
   /** Blocks between the chain head and the highest block of the contract the job has covered. */
@@ -80,6 +82,12 @@ export function createRunMetrics(registry: Registry): RunMetrics {
     registers: [registry],
   });
   const headers = new Counter({ name: 'erc20_etl_headers_stored_total', help: 'Block headers fetched, verified and stored.', labelNames: ['job'], registers: [registry] });
+  const bloomChecked = new Counter({
+    name: 'erc20_etl_transfers_bloom_checked_total',
+    help: "Transfers checked against their block header's logsBloom (the contract, the Transfer topic, the from and to topics).",
+    labelNames: ['job'],
+    registers: [registry],
+  });
   const chunks = new Histogram({
     name: 'erc20_etl_chunk_duration_seconds',
     help: 'Time to read a chunk to its end, its pages loaded.',
@@ -121,6 +129,9 @@ export function createRunMetrics(registry: Registry): RunMetrics {
     },
     headersStored(job, n) {
       headers.labels(job).inc(n);
+    },
+    transfersBloomChecked(job, n) {
+      bloomChecked.labels(job).inc(n);
     },
     chunkDone(job, contract, seconds) {
       chunks.labels(job, contract).observe(seconds);

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
 import { checkHeader, type CheckedHeader } from '../source/header-check.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { insertHeaders, missingHeaders, type MissingHeader } from '../warehouse/headers.ts';
@@ -15,7 +16,21 @@ export interface EnrichDeps {
   source: Pick<Source, 'headersByHash'>;
   logger: Logger;
   clock: Clock;
+  /** Counts the transfers checked against their block's logsBloom. */
+  metrics?: Pick<RunMetrics, 'transfersBloomChecked'>;
 }
+
+/** A header that passed its checks, with the block it was fetched for, before it is stored. */
+export interface VerifiedHeader<H extends MissingHeader> {
+  block: H;
+  checked: CheckedHeader;
+}
+
+/**
+ * What must hold of verified headers before they are stored (the bloom check of their blocks' transfers): a
+ * header whose block holds bad data is not stored, so the next run fetches it again and checks again.
+ */
+export type BeforeStoring<H extends MissingHeader> = (headers: readonly VerifiedHeader<H>[]) => Promise<void> | void;
 
 /** Lookups that answer "not found" are asked again 5 times, after 0.2, 0.4, … 3.2 s (a lagging node behind a load balancer). */
 const NOT_FOUND_RETRY = { retries: 5, minDelayMs: 200, maxDelayMs: 3_200 };
@@ -23,7 +38,9 @@ const GROUP = 500;
 
 /**
  * Fetches, verifies and stores the header of every block that the transfers of the ranges point at and
- * that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored.
+ * that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored. (Their rows are not
+ * checked against the blooms here: rows left by an attempt that stopped are read again or reconciled away, and
+ * a row the run reads is checked as its page's headers arrive, `header-queue.ts`.)
  */
 export async function enrichRanges(
   deps: EnrichDeps,
@@ -47,21 +64,25 @@ class HeadersNotFoundYet extends RetryableError {
   }
 }
 
-/** Fetches, verifies and stores one group of headers, asking again for those not found yet; resolves to the number stored. */
-export async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: string }, group: MissingHeader[]): Promise<number> {
+/**
+ * Fetches, verifies and stores one group of headers, asking again for those not found yet; `beforeStoring`
+ * sees each answer's verified headers before they are stored. Resolves to the number stored.
+ */
+export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scope: { job: string; runId: string }, group: H[], beforeStoring?: BeforeStoring<H>): Promise<number> {
   let pending = group;
   let stored = 0;
   try {
     await withRetry(
       async () => {
         const answers = await deps.source.headersByHash(pending.map((m) => m.hash));
-        const checked: CheckedHeader[] = [];
-        const notFound: MissingHeader[] = [];
+        const verified: VerifiedHeader<H>[] = [];
+        const notFound: H[] = [];
         for (const m of pending) {
           const raw = answers.get(m.hash);
           if (raw === null || raw === undefined) notFound.push(m);
-          else checked.push(checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }));
+          else verified.push({ block: m, checked: checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }) });
         }
+        const checked = verified.map((v) => v.checked);
         for (const c of checked) {
           if (!c.hashVerified)
             deps.logger.warn({
@@ -71,6 +92,7 @@ export async function fetchGroup(deps: EnrichDeps, scope: { job: string; runId: 
               fields: Object.keys(c.extra ?? {}),
             });
         }
+        if (beforeStoring && verified.length) await beforeStoring(verified);
         stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
         pending = notFound;
         if (pending.length) throw new HeadersNotFoundYet(pending);

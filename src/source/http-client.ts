@@ -3,7 +3,7 @@ import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
 import { EtlError, FatalError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
-import type { ApiEndpoint } from '../config/api-url.ts';
+import { basicCredentials, type ApiEndpoint } from '../config/api-url.ts';
 import { countError, type SourceCounters } from '../common/source-counters.ts';
 import {
   describeTarget,
@@ -111,9 +111,8 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
  */
 export function createHttpClient(deps: HttpClientDeps): HttpClient {
   const { endpoint, config, logger, clock, counters } = deps;
-  const url = new URL(endpoint.base);
-  const basePath = url.pathname.replace(/\/$/, '');
-  const pool = new Pool(url.origin, {
+  const { origin, requestPath, authorization } = endpointRequests(endpoint);
+  const pool = new Pool(origin, {
     connections: config.connections,
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
@@ -131,9 +130,13 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     try {
       const res = await pool.request({
-        path: `${basePath}${target.pathAndQuery}`,
+        path: requestPath(target.pathAndQuery),
         method: target.method,
-        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+        headers: {
+          accept: 'application/json',
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...(authorization !== undefined && { authorization }),
+        },
         body,
         signal: controller.signal,
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
@@ -256,6 +259,40 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     },
     counters,
     close: () => pool.close(),
+  };
+}
+
+/** How a request reaches the endpoint: its origin, the path (and query) to ask, and the Authorization header, if any. */
+export interface EndpointRequests {
+  /** Scheme, host and port: what the connections go to. */
+  origin: string;
+  /** The base URL's path, then `pathAndQuery`, then the base URL's query (a key in `?apikey=…`), `/` at least. */
+  requestPath(pathAndQuery: string): string;
+  /** `Basic …` from the base URL's user info (a key in `https://user:key@host/`); secret, never logged. */
+  authorization: string | undefined;
+}
+
+/**
+ * What the client sends for an endpoint: its path and query with every request, and its user info as HTTP
+ * Basic auth, as a browser or curl does with such a URL. None of it appears in a message: those name the
+ * endpoint by `redacted`.
+ *
+ * @example endpointRequests(parseApiUrl('https://u:k3y@eth.example/v2?apikey=s3cr3t', undefined, 'node')).requestPath('')
+ * // → '/v2?apikey=s3cr3t' (authorization: 'Basic dTprM3k=')
+ */
+export function endpointRequests(endpoint: Pick<ApiEndpoint, 'base'>): EndpointRequests {
+  const url = new URL(endpoint.base);
+  const basePath = url.pathname.replace(/\/$/, '');
+  const query = url.search.slice(1);
+  const credentials = basicCredentials(url);
+  return {
+    origin: url.origin,
+    requestPath(pathAndQuery) {
+      const path = `${basePath}${pathAndQuery}`;
+      const withQuery = query ? `${path}${path.includes('?') ? '&' : '?'}${query}` : path;
+      return withQuery.startsWith('/') ? withQuery : `/${withQuery}`;
+    },
+    authorization: credentials === undefined ? undefined : `Basic ${credentials}`,
   };
 }
 

@@ -141,19 +141,19 @@ describe('after an answer', () => {
     expect(state.range).toBe(2000);
   });
 
-  it('shrinks at once when an answer holds more than 3/4 of the results cap', () => {
+  it('shrinks at once when an answer holds more than 70 % of the results cap', () => {
     const state = afterAnswer(startLogsRange(), { fromBlock: 1, toBlock: 2000 }, 15_000);
-    expect(state.range).toBe(1000);
-    expect(learnedRange(state)).toBe(1000);
+    expect(state.range).toBe(933);
+    expect(learnedRange(state)).toBe(933);
   });
 
   it('sizes growth by the density of the answers and a stated results cap', () => {
     const capped = retried(refuse(startLogsRange(), refusal(-32000, 'logs matched by query exceeds limit of 400'))).state;
     expect(capped).toMatchObject({ range: 1000, maxResults: 400 });
-    // 1 log per 10 blocks: 3/4 of 400 logs fit in 3000 blocks
+    // 1 log per 10 blocks: 70 % of 400 logs fit in 2800 blocks
     expect(answer(capped, 2, 0.1).range).toBe(2000);
-    expect(answer(capped, 4, 0.1).range).toBe(3000);
-    expect(answer(capped, 10, 0.1).range).toBe(3000);
+    expect(answer(capped, 4, 0.1).range).toBe(2800);
+    expect(answer(capped, 10, 0.1).range).toBe(2800);
   });
 
   it('probes halfway to a range refused without a number, stops when close, and forgets it after 100 answers', () => {
@@ -176,15 +176,15 @@ describe('after an answer', () => {
 
   it('aims at fewer logs after each refusal for size, not after a block limit or a timeout, and back up after answers', () => {
     const start = startLogsRange();
-    expect(start.target).toBe(7500);
+    expect(start.target).toBe(7000);
     const cut = retried(refuse(start, refusal(-32000, 'backend response too large'))).state;
-    expect(cut.target).toBe(6000);
-    expect(retried(refuse(cut, refusal(-32000, 'backend response too large'))).state.target).toBe(4800);
-    expect(retried(refuse(start, refusal(-32614, 'eth_getLogs is limited to a 1,000 range'))).state.target).toBe(7500);
-    expect(retried(refuse(start, timeoutRefusal(30_000))).state.target).toBe(7500);
-    expect(retried(refuse(start, refusal(-32005, 'query returned more than 1000 results. Try with this block range [0xf4240, 0xf4250].'))).state.target).toBe(750);
-    expect(answer(cut, 10).target).toBeCloseTo(6000 * 1.01 ** 10);
-    expect(answer(cut, 100).target).toBe(7500);
+    expect(cut.target).toBe(5600);
+    expect(retried(refuse(cut, refusal(-32000, 'backend response too large'))).state.target).toBeCloseTo(4480);
+    expect(retried(refuse(start, refusal(-32614, 'eth_getLogs is limited to a 1,000 range'))).state.target).toBe(7000);
+    expect(retried(refuse(start, timeoutRefusal(30_000))).state.target).toBe(7000);
+    expect(retried(refuse(start, refusal(-32005, 'query returned more than 1000 results. Try with this block range [0xf4240, 0xf4250].'))).state.target).toBe(700);
+    expect(answer(cut, 10).target).toBeCloseTo(5600 * 1.01 ** 10);
+    expect(answer(cut, 100).target).toBe(7000);
   });
 
   it('learns for the next run the range the densest stretch allowed, no more than the largest that answered', () => {
@@ -192,12 +192,12 @@ describe('after an answer', () => {
     expect(learnedRange(state)).toBeUndefined();
     state = answer(state, 5);
     expect([state.range, learnedRange(state)]).toEqual([8000, 8000]);
-    // 3 logs a block: 7,500 logs in 2,500 blocks
+    // 3 logs a block: 7,000 logs in 2,333 blocks
     state = answer(state, 3, 3);
-    expect([state.range, learnedRange(state)]).toEqual([2500, 2500]);
+    expect([state.range, learnedRange(state)]).toEqual([2333, 2333]);
     state = answer(state, 20);
     expect(state.range).toBe(LOGS_RANGE.maxRange);
-    expect(learnedRange(state)).toBe(2500);
+    expect(learnedRange(state)).toBe(2333);
   });
 });
 

@@ -14,9 +14,9 @@ import type { LogsRefusal } from './provider-errors.ts';
  * - One block refused: ask it per contract; one block of one contract refused: the run fails, naming both.
  * - Answered: size the range by the last answer's density so an answer holds the target number of logs,
  *   shrinking at once when the last answer was denser; grow only after 2 full-size answers in a row, at most
- *   doubling, never above the block limit (the provider's, else 100,000). The target starts at 3/4 of the results
+ *   doubling, never above the block limit (the provider's, else 100,000). The target starts at 70 % of the results
  *   cap (the provider's, else 10,000 logs); each refusal for size (not for a block limit, not a timeout) cuts it
- *   by 20 %, each answer raises it by 1 %, back up to 3/4 of the cap: bursts of logs, and caps no message states,
+ *   by 20 %, each answer raises it by 1 %, back up to 70 % of the cap: bursts of logs, and caps no message states,
  *   cost a few refusals, not one in every few calls.
  * - A refusal that gave no number (or a timeout) is a ceiling: growth stays below it, probing halfway between
  *   range and ceiling, and forgets it after 100 answers; a refusal with a number needs no ceiling, as sizing by
@@ -60,7 +60,7 @@ export const LOGS_RANGE = {
   /** Logs per answer sized for when the provider states no cap: a memory bound, and Infura's cap. */
   results: 10_000,
   /** The share of the results cap an answer is sized to hold, at most: room for denser blocks. */
-  fill: 0.75,
+  fill: 0.7,
   /** What a refusal for size leaves of the target. */
   targetCut: 0.8,
   /** What an answer adds to the target, up to `fill` of the cap. */
@@ -92,7 +92,7 @@ export function startLogsRange(options: { jobRange?: number | undefined; learned
  * target carry over; the range is what `logsPerBlock` (the contracts' logs per block lately, summed), if known,
  * lets an answer hold, else `known`'s; a ceiling, and what was learned of ranges, start again.
  *
- * @example seedRange(groupState, 2.5).range // → 3000: 7,500 logs at 2.5 a block
+ * @example seedRange(groupState, 2.5).range // → 2800: 7,000 logs at 2.5 a block
  */
 export function seedRange(known: LogsRangeState, logsPerBlock: number | undefined): LogsRangeState {
   const sized = logsPerBlock !== undefined && logsPerBlock > 0 ? Math.floor(known.target / logsPerBlock) : known.range;
@@ -114,7 +114,7 @@ export function nextSpan(state: LogsRangeState, fromBlock: number, toBlock: numb
  * The state after an answer of `logs` logs (every log of the answer, stored or not: a provider's cap counts them
  * all) for `asked`.
  *
- * @example afterAnswer(startLogsRange(), { fromBlock: 1, toBlock: 2000 }, 15_000).range // → 1000: 7,500 logs, 3/4 of the 10,000 assumed
+ * @example afterAnswer(startLogsRange(), { fromBlock: 1, toBlock: 2000 }, 15_000).range // → 933: 7,000 logs, 70 % of the 10,000 assumed
  */
 export function afterAnswer(state: LogsRangeState, asked: BlockSpan, logs: number): LogsRangeState {
   const span = spanOf(asked);
@@ -207,7 +207,7 @@ function unanswerable(block: number, contract: string | undefined, refusal: Logs
   );
 }
 
-/** The most an answer is sized to hold: 3/4 of the stated cap, else of 10,000. */
+/** The most an answer is sized to hold: 70 % of the stated cap, else of 10,000. */
 function topTarget(maxResults: number | undefined): number {
   return LOGS_RANGE.fill * (maxResults ?? LOGS_RANGE.results);
 }

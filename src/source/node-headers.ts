@@ -28,8 +28,11 @@ const BODY_KEYS = ['transactions', 'uncles', 'withdrawals', 'size', 'totalDiffic
 /** Erigon's "block header not found". */
 const NOT_FOUND = -32000;
 
-/** Headers remembered until the pipeline asks for them, and after it did (other contracts' pages reach the same blocks). */
-const REMEMBERED = { unserved: 8_192, served: 4_096 } as const;
+/**
+ * Headers remembered until the pipeline asks for them, and a few after it did (a page of a contract not read in
+ * the same call may reach the same blocks; contracts read in one call fetch their blocks' headers together).
+ */
+const REMEMBERED = { unserved: 8_192, served: 512 } as const;
 
 interface RpcAnswer {
   id?: unknown;

@@ -1,7 +1,7 @@
 import { FatalError, RetryableError } from '../common/errors.ts';
 import { show } from '../dataset/validate.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
-import { BadResponseError, describeContext, HttpStatusError, type ErrorContext } from './errors.ts';
+import { BadResponseError, describeContext, HttpStatusError, ResponseTooLargeError, type ErrorContext } from './errors.ts';
 import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
 import { parseLogsRefusal, timeoutRefusal, type LogsRefusal } from './provider-errors.ts';
 
@@ -98,8 +98,8 @@ export type LogsOutcome = { logs: unknown } | { refusal: LogsRefusal };
 
 /**
  * One `eth_getLogs` of the contracts' Transfer logs over `call`'s blocks, with `timeoutMs` to answer: the logs (the
- * raw result, for `readLogsAnswer`), or a refusal for size (one of the providers' messages, or no answer in
- * time). Any other JSON-RPC error is thrown (`rpcFailure`). Counts the call, and the refusal.
+ * raw result, for `readLogsAnswer`), or a refusal for size (one of the providers' messages, an answer over the
+ * response size limit, or no answer in time). Any other JSON-RPC error is thrown (`rpcFailure`). Counts the call, and the refusal.
  *
  * @example await getTransferLogs(http, { contracts: ['0xa0b8…', '0xdac1…'], fromBlock: 17000000, toBlock: 17001999 }, 30_000) // → { refusal: { code: -32005, maxResults: 10000, … } }
  */
@@ -114,8 +114,10 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
   try {
     outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs });
   } catch (err) {
-    if (!(err instanceof CallTimeoutError)) throw err;
-    refusal = timeoutRefusal(timeoutMs);
+    // an answer too large to read is a refusal for size the node did not state: fewer blocks are asked
+    if (err instanceof ResponseTooLargeError) refusal = { code: undefined, message: `an answer larger than the response size limit of ${err.limitBytes} bytes` };
+    else if (err instanceof CallTimeoutError) refusal = timeoutRefusal(timeoutMs);
+    else throw err;
   }
   if (outcome !== undefined && 'result' in outcome) return { logs: outcome.result };
   if (outcome !== undefined) {

@@ -6,7 +6,8 @@ import { createSourceCounters } from '../common/source-counters.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
-import { BadResponseError, HttpStatusError, PageKeyRejectedError } from './errors.ts';
+import { parseApiUrl } from '../config/api-url.ts';
+import { BadResponseError, HttpStatusError, PageKeyRejectedError, ResponseTooLargeError } from './errors.ts';
 import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
 import { createNodeSource, type NodeSource, type NodeSourceDeps } from './node-source.ts';
 import type { PageQuery } from './source.ts';
@@ -102,6 +103,8 @@ interface NodeBehaviour {
   maxResults?: number;
   /** eth_getLogs over more blocks than this gets no answer in time. */
   hangsOver?: number;
+  /** eth_getLogs answers of more logs than this are too large to read (`ResponseTooLargeError`). */
+  tooLargeOver?: number;
   erigon?: boolean;
   batchLimit?: number;
   /** Overrides the answer of a call: undefined answers as the chain does. */
@@ -131,6 +134,9 @@ function fakeNode(chain: Chain, behaviour: NodeBehaviour = {}) {
         const [from, to] = [Number(filter.fromBlock), Number(filter.toBlock)];
         if (behaviour.hangsOver !== undefined && to - from + 1 > behaviour.hangsOver) throw new CallTimeoutError('POST node', options?.timeoutMs ?? -1);
         const found = chain.logs.filter((l) => filter.address.includes(l.address) && Number(l.blockNumber) >= from && Number(l.blockNumber) <= to);
+        if (behaviour.tooLargeOver !== undefined && found.length > behaviour.tooLargeOver) {
+          throw new ResponseTooLargeError({ endpoint: parseApiUrl('http://node.example/', undefined, 'node'), method: 'POST', pathAndQuery: '' }, 1000);
+        }
         if (behaviour.maxResults !== undefined && found.length > behaviour.maxResults) {
           const fits = found[behaviour.maxResults]!;
           const end = Math.max(from, Number(fits.blockNumber) - 1);
@@ -337,6 +343,17 @@ describe('createNodeSource: refusals', () => {
       [175, 199],
     ]);
     expect(node.counters.logsRefused).toBeLessThanOrEqual(6);
+  });
+
+  it('asks fewer blocks after an answer too large to read, as after a refusal for size', async () => {
+    const chain = buildChain(100, 139, busy);
+    const node = fakeNode(chain, { tooLargeOver: 30 });
+    const source = sourceOf(node, { startRange: 40 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(node.logsAsked()[0]).toEqual([100, 139]);
+    expect(node.logsAsked()[1]).toEqual([120, 139]);
+    expect(node.counters.logsRefused).toBeGreaterThanOrEqual(1);
   });
 
   it('asks fewer blocks, after a call that got no answer in time, with the timeout it was given', async () => {

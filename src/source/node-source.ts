@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../common/clock.ts';
 import { RetryableError } from '../common/errors.ts';
 import { withRetry } from '../common/retry.ts';
@@ -40,6 +41,8 @@ export interface NodeSourceDeps {
   /** The first `eth_getLogs` range, in blocks: the job's `logsRange`, else the range learned by an earlier run; else 2,000. */
   startRange?: number;
   clock?: Clock;
+  /** Told of each refusal (debug: the span asked, why, the span asked next). */
+  logger?: Pick<Logger, 'debug'>;
 }
 
 const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -116,14 +119,14 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
 
   /**
    * The first block of a call at `top`: where a recent span holding `top` started (when no longer than the range
-   * allows, a quarter more at most), else as far down as the range allows; never below a member's query (each chunk's bottom is where others' chunks start), and not leaving a
+   * allows), else as far down as the range allows; never below a member's query (each chunk's bottom is where others' chunks start), and not leaving a
    * sliver of less than a quarter of the range above it for a call of its own.
    */
   function spanStart(members: readonly Member[], top: number, range: LogsRangeState): number {
     const lowest = Math.max(...members.map((m) => m.fromBlock));
     const met = groups.spanFrom(top);
-    // a span as the range allows now (a quarter more at most), else the ladder is left for a range-sized call
-    const from = met !== undefined && top - met < range.range * 1.25 ? met : top - range.range + 1;
+    // a span the range allows now (another set's may be longer: denser logs would overflow it), else a range-sized call
+    const from = met !== undefined && top - met < range.range ? met : top - range.range + 1;
     return from - lowest < range.range / 4 ? lowest : from;
   }
 
@@ -135,7 +138,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   async function call(me: Member, top: number): Promise<Slice> {
     let members = alone.has(top) ? [me] : groups.members(me, top);
     const contractsOf = () => members.map((m) => m.contract);
-    let range = ranges.of(contractsOf());
+    let range = ranges.of(contractsOf(), top);
     let from = spanStart(members, top, range);
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
@@ -147,7 +150,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       const result = await callLogs();
       const contracts = contractsOf();
       const answer = readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top });
-      ranges.set(contracts, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
+      ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
       ranges.answered(contracts, top - from + 1, logsPerContract(answer));
       const removed = answer.removed[0];
       if (removed) {
@@ -186,15 +189,24 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         const outcome = await getTransferLogs(http, { contracts, fromBlock: from, toBlock: top }, rpcTimeoutMs);
         if ('logs' in outcome) return outcome.logs;
         const decision = afterRefusal(range, { fromBlock: from, toBlock: top, contracts }, topAnchored(outcome.refusal, from, top));
+        deps.logger?.debug({
+          msg: 'eth_getLogs refused; asking again',
+          contracts: contracts.length,
+          fromBlock: from,
+          toBlock: top,
+          code: outcome.refusal.code,
+          reason: outcome.refusal.message,
+          next: decision.action === 'retry' ? decision.span.toBlock - decision.span.fromBlock + 1 : decision.action,
+        });
         if (decision.action === 'fail') throw decision.error;
-        ranges.set(contracts, decision.state);
+        ranges.set(contracts, top, decision.state);
         range = decision.state;
         if (decision.action === 'per-contract') {
           // the others ask this block on their own
           remember(alone, top);
           for (const m of members.slice(1)) groups.forget(m);
           members = [me];
-          range = ranges.of(contractsOf());
+          range = ranges.of(contractsOf(), top);
           from = top;
           continue;
         }

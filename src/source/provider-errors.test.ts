@@ -63,6 +63,64 @@ describe('parseLogsRefusal', () => {
     expect(parseLogsRefusal({ code: -32000, message: 'block range too large' })).toEqual({ code: -32000, message: 'block range too large' });
   });
 
+  it('reads QuickNode’s results cap as a results cap, never as a block range: its range message says "range"', () => {
+    for (const message of ['eth_getLogs is limited to 10000 results', 'eth_getLogs is limited to 10,000 results', 'eth_getLogs is limited to a 10,000 results']) {
+      expect(parseLogsRefusal({ code: -32614, message }), message).toEqual({ code: -32614, message, maxResults: 10_000 });
+    }
+    expect(parseLogsRefusal({ code: -32614, message: 'response is limited to 5000 logs' })).toEqual({
+      code: -32614,
+      message: 'response is limited to 5000 logs',
+      maxResults: 5000,
+    });
+    // the same words with blocks or a range are a block range
+    for (const [message, maxRange] of [
+      ['eth_getLogs is limited to a 10,000 range', 10_000],
+      ['eth_getLogs is limited to a 1000 blocks range', 1000],
+      ['eth_getLogs is limited to a 2000 block range', 2000],
+      ['eth_getLogs is limited to 1024 blocks', 1024],
+    ] as const) {
+      expect(parseLogsRefusal({ code: -32614, message }), message).toEqual({ code: -32614, message, maxRange });
+    }
+  });
+
+  it('never reads a results cap as a block-range limit, whoever words it', () => {
+    const caps: [string, number | undefined][] = [
+      ['eth_getLogs is limited to 10,000 results', 10_000],
+      ['query returned more than 10000 results', 10_000],
+      ['Query returned more than 10000 results. Try with this block range [0x10, 0x20].', 10_000],
+      ['query exceeds max results 20000, retry with the range 25766988-25775072', 20_000],
+      ['query exceeds max results', undefined],
+      ['exceeded max results: 5000', 5000],
+      ['logs matched by query exceeds limit of 10000', 10_000],
+      ['You can request any block range with a cap of 10K logs in the response.', 10_000],
+    ];
+    for (const [message, maxResults] of caps) {
+      const refusal = parseLogsRefusal({ code: -32000, message });
+      expect(refusal, message).toBeDefined();
+      expect(refusal?.maxRange, message).toBeUndefined();
+      expect(refusal?.maxResults, message).toBe(maxResults);
+    }
+    // "maximum is set to" is Avalanche's block limit only after "too many blocks": elsewhere it may count logs
+    expect(parseLogsRefusal({ code: -32000, message: 'too many logs, maximum is set to 10000' })?.maxRange).toBeUndefined();
+  });
+
+  it('reads the block-range limits @ponder/utils records besides, and its refusals without a number as too large', () => {
+    const limits: [string, number][] = [
+      ['Maximum allowed number of requested blocks is 1000', 1000],
+      ['maximum [from, to] blocks distance: 10000', 10_000],
+      ['block range greater than 1000 max', 1000],
+      ['block range exceeds 1000', 1000],
+      ['eth_getLogs range is too large, max is 10k blocks', 10_000],
+      ['query must be smaller than size 1024', 1024],
+      ['exceeds the range allowed for your plan (5000 > 1000)', 1000],
+      ['exceed max block range: 5000', 5000],
+    ];
+    for (const [message, maxRange] of limits) expect(parseLogsRefusal({ code: -32000, message }), message).toEqual({ code: -32000, message, maxRange });
+    for (const message of ['Block range limit exceeded.', 'allowed block range threshold exceeded', 'response size should not greater than 10000000 bytes']) {
+      expect(parseLogsRefusal({ code: -32000, message }), message).toEqual({ code: -32000, message });
+    }
+  });
+
   it('finds a hint in a text `data` too', () => {
     expect(parseLogsRefusal({ code: -32000, message: 'request failed', data: 'query exceeds max block range 5000' })).toMatchObject({ maxRange: 5000 });
   });

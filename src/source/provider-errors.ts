@@ -44,6 +44,10 @@ const tooLarge: Reader = () => {};
  * Arbitrum, OP-stack), then limits other providers state, as `@ponder/utils`' `getLogsRetryHelper` (MIT)
  * records them. A limit "N" is read as N blocks per call, inclusive: one block short of what reth means
  * (`to − from ≤ N`), never one block over what another provider means.
+ *
+ * A number is a block range only where the message says blocks or a range: "limited to 10,000 results" is a
+ * results cap, never a 10,000-block limit (a results cap read as a range would hold the range at as many
+ * blocks as the cap has logs, and shrink it no further when the logs of fewer blocks still overflow it).
  */
 const MESSAGES: readonly (readonly [RegExp, Reader])[] = [
   // Infura -32005, and zkSync: `query returned more than 10000 results. Try with this block range [0x…, 0x…].`
@@ -54,22 +58,38 @@ const MESSAGES: readonly (readonly [RegExp, Reader])[] = [
   // Alchemy -32602: `Log response size exceeded. … cap of 10K logs in the response. … this block range should work: [0x…, 0x…]`
   [/this block range should work: \[(0x[0-9a-f]+), *(0x[0-9a-f]+)\]/i, suggested],
   [/cap of ([\d,]+k?) logs/i, maxResults],
-  // QuickNode -32614: `eth_getLogs is limited to a 10,000 range`
-  [/limited to a ([\d,]+) range/i, maxRange],
+  // QuickNode -32614: `eth_getLogs is limited to a 10,000 range`; 1RPC `… limited to a 1000 blocks range`; BlockPI
+  // `… limited to 1024 block range`
+  [/limited to (?:a )?([\d,]+) (?:blocks? )?range|limited to ([\d,]+) blocks?\b/i, maxRange],
+  // QuickNode's results cap, -32614: `eth_getLogs is limited to 10,000 results` (or logs): a results cap, not a range
+  [/limited to (?:a )?([\d,]+) (?:results|logs)\b/i, maxResults],
   // Ankr -32600: `block range is too wide` (Moonbeam adds `(maximum 1024)`)
   [/block range is too wide(?: \(maximum ([\d,]+)\))?/i, maxRange],
-  // reth -32602: `query exceeds max results 20000, retry with the range 25766988-25775072`
-  [/max results ([\d,]+)/i, maxResults],
+  // reth -32602: `query exceeds max results 20000, retry with the range 25766988-25775072` (LlamaRPC, Ankr and
+  // others the same, some without the number)
+  [/max results(?::? ([\d,]+))?/i, maxResults],
   [/retry with the range (\d+)-(\d+)/i, suggested],
-  // reth -32602: `query exceeds max block range 100000`; Cloudflare `Max range: 3500`; PublicNode `maximum block range: 50000`
+  // reth -32602: `query exceeds max block range 100000`; Cloudflare `Max range: 3500`; PublicNode `maximum block range: 50000`;
+  // Tron `exceed max block range: 5000`
   [/max(?:imum)? (?:block )?range:? ([\d,]+)/i, maxRange],
   // Arbitrum (nitro) -32000: `logs matched by query exceeds limit of 10000`
   [/logs matched by query exceeds limit of ([\d,]+)/i, maxResults],
   // OP-stack providers -32000: `backend response too large` / `Block range is too large`; Base, Monad: `block range too large`
   [/backend response too large|block range (?:is )?too large/i, tooLarge],
-  // BlockPI `limited to 1024 block`, Coinbase `please limit the query to at most 1000 blocks`, Avalanche
-  // `…maximum is set to 2048`, dRPC `ranges over 10000 blocks are not supported on freetier`
-  [/limited to ([\d,]+) blocks?|at most ([\d,]+) blocks|maximum is set to ([\d,]+)|ranges over ([\d,]+) blocks/i, maxRange],
+  // Coinbase `please limit the query to at most 1000 blocks`, Avalanche `requested too many blocks from 0 to 5000,
+  // maximum is set to 2048`, dRPC `ranges over 10000 blocks are not supported on freetier`
+  [/at most ([\d,]+) blocks|too many blocks from \d+ to \d+, maximum is set to ([\d,]+)|ranges over ([\d,]+) blocks/i, maxRange],
+  // thirdweb `Maximum allowed number of requested blocks is 1000`, Ankr (TAC) `maximum [from, to] blocks distance: 10000`,
+  // Swell `block range greater than 1000 max`, Somnia `block range exceeds 1000`, Merkle `eth_getLogs range is too
+  // large, max is 10k blocks`, Harmony `query must be smaller than size 1024`, Blast (paid) `exceeds the range
+  // allowed for your plan (5000 > 1000)`
+  [
+    /requested blocks is ([\d,]+)|blocks distance: ([\d,]+)|block range greater than ([\d,]+) max|block range exceeds ([\d,]+)|max is ([\d,]+k?) blocks|smaller than size ([\d,]+)|allowed for your plan \(\d+ > ([\d,]+)\)/i,
+    maxRange,
+  ],
+  // Chainstack `Block range limit exceeded.`, Altitude and eRPC `(allowed block) range threshold exceeded`, 1RPC
+  // `response size should not greater than 10000000 bytes`: too large, no number of blocks or logs
+  [/block range limit exceeded|range threshold exceeded|response size should not greater than/i, tooLarge],
 ];
 
 /**

@@ -8,30 +8,51 @@ const B = '0xb';
 describe('createRangeBook', () => {
   it('starts the first set of contracts at the learned range, and keeps each set’s own', () => {
     const book = createRangeBook({ learned: 800 });
-    expect(book.of([A]).range).toBe(800);
-    book.set([A], { ...book.of([A]), range: 1200 });
-    expect(book.of([A]).range).toBe(1200);
+    expect(book.of([A], 0).range).toBe(800);
+    book.set([A], 0, { ...book.of([A], 0), range: 1200 });
+    expect(book.of([A], 0).range).toBe(1200);
     // the same set, whatever the order
-    book.set([B, A], { ...book.of([A, B]), range: 300 });
-    expect(book.of([A, B]).range).toBe(300);
-    expect(book.of([A]).range).toBe(1200);
+    book.set([B, A], 0, { ...book.of([A, B], 0), range: 300 });
+    expect(book.of([A, B], 0).range).toBe(300);
+    expect(book.of([A], 0).range).toBe(1200);
   });
 
   it('sizes a set met for the first time by its contracts’ logs per block lately', () => {
     const book = createRangeBook();
-    book.set([A], afterAnswer(book.of([A]), { fromBlock: 1, toBlock: 1000 }, 2000));
+    book.set([A], 1000, afterAnswer(book.of([A], 1000), { fromBlock: 1, toBlock: 1000 }, 2000));
     book.answered([A, B], 1000, new Map([[A, 2000]]));
-    // 2 logs a block of A, none of B: 7,500 logs fit in 3,750 blocks
-    expect(book.of([A, B]).range).toBe(3750);
+    // 2 logs a block of A, none of B: 7,000 logs fit in 3,500 blocks; but no call answered over more than 1,000 yet
+    // (nor is the range of the last call over 2,000)
+    expect(book.of([A, B], 0).range).toBe(2000);
+    book.answered([A], 4000, new Map([[A, 8000]]));
+    expect(book.of([A, B], 0).range).toBe(3500);
     book.answered([B], 500, new Map([[B, 2500]]));
-    expect(book.of([A, B]).range).toBe(1071);
+    expect(book.of([A, B], 0).range).toBe(1000);
+  });
+
+  it('sizes a set again by its contracts’ logs per block when it is called far from where it was last', () => {
+    const book = createRangeBook();
+    book.set([A, B], 100_000, { ...book.of([A, B], 100_000), range: 500 });
+    book.answered(
+      [A, B],
+      500,
+      new Map([
+        [A, 500],
+        [B, 500],
+      ]),
+    );
+    book.answered([A], 5000, new Map([[A, 5000]]));
+    book.answered([B], 5000, new Map([[B, 5000]]));
+    expect(book.of([A, B], 99_200).range).toBe(500);
+    // 2 logs a block lately: 3,500 blocks hold 7,000 logs, as far from the old range as it likes
+    expect(book.of([A, B], 90_000).range).toBe(3500);
   });
 
   it('remembers for the next run the least range any set learned', () => {
     const book = createRangeBook();
     expect(book.learned()).toBeUndefined();
-    book.set([A], afterAnswer(book.of([A]), { fromBlock: 1, toBlock: 2000 }, 1000));
-    book.set([A, B], afterAnswer(book.of([A, B]), { fromBlock: 1, toBlock: 2000 }, 10_000));
-    expect(book.learned()).toBe(1500);
+    book.set([A], 2000, afterAnswer(book.of([A], 2000), { fromBlock: 1, toBlock: 2000 }, 1000));
+    book.set([A, B], 2000, afterAnswer(book.of([A, B], 2000), { fromBlock: 1, toBlock: 2000 }, 10_000));
+    expect(book.learned()).toBe(1400);
   });
 });

@@ -158,13 +158,20 @@ describe('readTransferLog', () => {
     expect(reading).toEqual({ kind: 'skipped', skipped: 'erc721', contract: USDC, blockNumber: 17_000_000, blockHash: h('b'), transactionHash: h('c'), logIndex: 5 });
   });
 
-  it('classifies other shapes of the Transfer log (from and to in the data, too little data) as other', () => {
+  it('classifies other shapes of the Transfer log (from and to in the data, more data than the value) as other', () => {
     const inData = read(rawLog({ topics: [TRANSFER_TOPIC], data: `0x${topicOf(a('1')).slice(2)}${topicOf(a('2')).slice(2)}${word(5n).slice(2)}` }));
     expect(inData.reading).toMatchObject({ kind: 'skipped', skipped: 'other', contract: USDC });
     expect(read(rawLog({ topics: [TRANSFER_TOPIC, topicOf(a('1'))] })).reading).toMatchObject({ kind: 'skipped', skipped: 'other' });
     expect(read(rawLog({ data: '0x' })).reading).toMatchObject({ kind: 'skipped', skipped: 'other' });
-    expect(read(rawLog({ data: `${word(1n)}00` })).reading).toMatchObject({ kind: 'skipped', skipped: 'other' });
+    expect(read(rawLog({ data: `${word(1n)}${word(2n).slice(2)}` })).reading).toMatchObject({ kind: 'skipped', skipped: 'other' });
     expect(read(rawLog({ topics: [TRANSFER_TOPIC, word(1n), word(2n), word(3n), word(4n)] })).reading).toMatchObject({ kind: 'skipped', skipped: 'other' });
+  });
+
+  it('refuses data that is not whole 32-byte words: a damaged log, not a shape to skip (a stored row would be taken away)', () => {
+    const short = read(rawLog({ data: `0x${'00'.repeat(31)}` }));
+    expect(short.reading).toBeUndefined();
+    expect(short.problems).toEqual([`contract ${USDC}, block 17000000, log 5, data: expected ABI-encoded data (whole 32-byte words), got "0x${'00'.repeat(31)}"`]);
+    expect(read(rawLog({ data: `${word(1n)}00` })).problems).toHaveLength(1);
   });
 
   it('reads a removed log as a reorg signal, never a row', () => {
@@ -256,7 +263,7 @@ describe('readLogsAnswer', () => {
     const other = a('9');
     expect(answerProblems([at(17_000_002, 4), at(17_000_001, 0), at(17_000_001, 0), at(17_000_200, 0), at(17_000_201, 0, { address: other })])).toEqual([
       `contract ${USDC}, block 17000001, log 0, result[1]: expected chain order (blockNumber, then logIndex, ascending), got block 17000001 log 0 after block 17000002 log 4 at result[0]`,
-      `contract ${USDC}, block 17000001, log 0, result[2]: expected chain order (blockNumber, then logIndex, ascending), got block 17000001 log 0 after block 17000001 log 0 at result[1]`,
+      `contract ${USDC}, block 17000001, log 0, result[2]: the same log twice (block 17000001 log 0, as result[1]): expected each log once, in chain order`,
       `contract ${USDC}, block 17000200, log 0, result[3].blockNumber: expected a block from 17000000 to 17000099 (the queried range), got 17000200`,
       `contract ${other}, block 17000201, log 0, result[4].address: expected a contract asked for, got ${other}`,
       `contract ${other}, block 17000201, log 0, result[4].blockNumber: expected a block from 17000000 to 17000099 (the queried range), got 17000201`,
@@ -267,6 +274,25 @@ describe('readLogsAnswer', () => {
     expect(answerProblems([at(17_000_000, 0, { blockTimestamp: '0x10' }), at(17_000_000, 1), at(17_000_000, 2, { blockHash: h('e'), blockTimestamp: '0x11' })])).toEqual([
       `contract ${USDC}, block 17000000, log 2, result[2].blockHash: expected ${h('0')} as in result[1] of the same block, got ${h('e')}`,
       `contract ${USDC}, block 17000000, log 2, result[2].blockTimestamp: expected 0x10 as in an earlier log of the same block, got 0x11`,
+    ]);
+  });
+
+  it('compares a log’s hash with the log before it, and its time with the first of its block that had one', () => {
+    // a hash that changes once is one problem, not one per log after it
+    expect(answerProblems([at(17_000_000, 0), at(17_000_000, 1, { blockHash: h('e') }), at(17_000_000, 2, { blockHash: h('e') })])).toEqual([
+      `contract ${USDC}, block 17000000, log 1, result[1].blockHash: expected ${h('0')} as in result[0] of the same block, got ${h('e')}`,
+    ]);
+    // the first log has no time of its own: the second's is the block's, the third disagrees with it
+    expect(answerProblems([at(17_000_000, 0), at(17_000_000, 1, { blockTimestamp: '0x10' }), at(17_000_000, 2, { blockTimestamp: '0x12' })])).toEqual([
+      `contract ${USDC}, block 17000000, log 2, result[2].blockTimestamp: expected 0x10 as in an earlier log of the same block, got 0x12`,
+    ]);
+    // a new block starts afresh; times beyond the dates a Date holds are compared too
+    const far = '0x1fffffffffffff';
+    const query = { contracts: [USDC], fromBlock: 17_000_000, toBlock: 17_000_099 };
+    const agreeing = [at(17_000_000, 0, { blockTimestamp: '0x10' }), at(17_000_001, 0, { blockTimestamp: far }), at(17_000_001, 1, { blockTimestamp: far })];
+    expect(readLogsAnswer(agreeing, query).transfers).toHaveLength(3);
+    expect(answerProblems([at(17_000_001, 0, { blockTimestamp: far }), at(17_000_001, 1, { blockTimestamp: '0x1ffffffffffffe' })])).toEqual([
+      `contract ${USDC}, block 17000001, log 1, result[1].blockTimestamp: expected ${far} as in an earlier log of the same block, got 0x1ffffffffffffe`,
     ]);
   });
 

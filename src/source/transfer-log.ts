@@ -1,3 +1,4 @@
+import { disagreeingFields, type BlockSighting } from '../dataset/block-agreement.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { show } from '../dataset/validate.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
@@ -100,6 +101,8 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
   if (hasTimestamp && logTimestamp === undefined) fail('blockTimestamp', EXPECT.quantity, log.blockTimestamp);
   const data = typeof log.data === 'string' && HEX_BYTES.test(log.data) ? log.data : undefined;
   if (data === undefined) fail('data', 'expected 0x hex bytes', log.data);
+  // an event's data is ABI-encoded: whole 32-byte words; a log cut short is damaged, not another shape to skip
+  else if ((data.length - 2) % 64 !== 0) fail('data', 'expected ABI-encoded data (whole 32-byte words)', log.data);
   const topics = Array.isArray(log.topics) ? (log.topics as unknown[]) : [];
   if (!Array.isArray(log.topics)) fail('topics', 'expected an array of topics', log.topics);
   else if (topics.length === 0) fail('topics', `expected the Transfer topic ${TRANSFER_TOPIC} first`, topics);
@@ -157,8 +160,10 @@ export interface LogsAnswer {
 /**
  * Reads and checks a whole `eth_getLogs` result against its query: every log as `readTransferLog` reads it,
  * each from a contract asked for and a block in the range, in chain order (block, then log index, ascending; a
- * log twice is out of order), and the logs of one block agreeing on its hash and time. Logs with `removed: true`
- * are checked for contract and range only. Throws one `BadResponseError` listing every problem.
+ * log twice is out of order), and the logs of one block agreeing on its hash and time, by the project's one rule
+ * for rows of a block (`disagreeingFields`): each log's hash against the log before it, its own `blockTimestamp`
+ * (where it has one) against the first of the block that had one. Logs with `removed: true` are checked for
+ * contract and range only. Throws one `BadResponseError` listing every problem.
  *
  * @example readLogsAnswer(result, { contracts: ['0xa0b8…'], fromBlock: 17000000, toBlock: 17000099 })
  * // → { transfers: [{ kind: 'transfer', transfer: { … }, logTimestamp: undefined }, …], skipped: [], removed: [] }
@@ -172,12 +177,14 @@ export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
 
   const problems: string[] = [];
   const answer: LogsAnswer = { transfers: [], skipped: [], removed: [] };
-  // the previous log in chain order (none yet: index -1), and its block's time as a log gave it
+  // the previous log in chain order (none yet: index -1), and its block as the shared rule reads it: the previous
+  // log's hash, and the block's time as the first of its logs that had one gave it ('' while none has)
   let lastIndex = -1;
-  let lastBlock = 0;
   let lastLog = 0;
-  let lastHash = '';
   let lastTime: number | undefined;
+  const seen: BlockSighting = { hash: '', number: 0, timestamp: '' };
+  // this log's block, reused from log to log (a million logs a minute pass here)
+  const row = { blockHash: '', blockNumber: 0, blockTimestamp: '' };
   for (let i = 0; i < result.length; i++) {
     const reading = readTransferLog(result[i], problems, i);
     if (reading === undefined) continue;
@@ -195,22 +202,40 @@ export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
     }
     const time = reading.kind === 'transfer' ? reading.logTimestamp : undefined;
     if (lastIndex >= 0) {
-      if (block < lastBlock || (block === lastBlock && logIndex <= lastLog)) {
+      if (block === seen.number && logIndex === lastLog) {
+        problems.push(`${where()}: the same log twice (block ${block} log ${logIndex}, as result[${lastIndex}]): expected each log once, in chain order`);
+      } else if (block < seen.number || (block === seen.number && logIndex < lastLog)) {
         problems.push(
-          `${where()}: expected chain order (blockNumber, then logIndex, ascending), got block ${block} log ${logIndex} after block ${lastBlock} log ${lastLog} at result[${lastIndex}]`,
+          `${where()}: expected chain order (blockNumber, then logIndex, ascending), got block ${block} log ${logIndex} after block ${seen.number} log ${lastLog} at result[${lastIndex}]`,
         );
       }
-      if (block === lastBlock && blockHash !== lastHash) problems.push(`${where()}.blockHash: expected ${lastHash} as in result[${lastIndex}] of the same block, got ${blockHash}`);
-      if (block === lastBlock && time !== undefined && lastTime !== undefined && time !== lastTime) {
-        problems.push(`${where()}.blockTimestamp: expected ${hexSeconds(lastTime)} as in an earlier log of the same block, got ${hexSeconds(time)}`);
+      if (block === seen.number) {
+        row.blockHash = blockHash;
+        row.blockNumber = block;
+        // a log without its own time, or a block none of whose logs had one yet, has no time to disagree on; the
+        // same seconds are the same time (no date to spell)
+        row.blockTimestamp = time === undefined || lastTime === undefined || time === lastTime ? seen.timestamp : isoSeconds(time);
+        // never `number`: the logs of one block number are the ones compared
+        for (const field of disagreeingFields(seen, row)) {
+          if (field === 'hash') problems.push(`${where()}.blockHash: expected ${seen.hash} as in result[${lastIndex}] of the same block, got ${blockHash}`);
+          else if (field === 'timestamp') {
+            problems.push(`${where()}.blockTimestamp: expected ${hexSeconds(lastTime!)} as in an earlier log of the same block, got ${hexSeconds(time!)}`);
+          }
+        }
       }
     }
-    if (block !== lastBlock) lastTime = undefined;
-    lastTime ??= time;
+    if (block !== seen.number) {
+      lastTime = undefined;
+      seen.timestamp = '';
+    }
+    if (lastTime === undefined && time !== undefined) {
+      lastTime = time;
+      seen.timestamp = isoSeconds(time);
+    }
     lastIndex = i;
-    lastBlock = block;
+    seen.number = block;
     lastLog = logIndex;
-    lastHash = blockHash;
+    seen.hash = blockHash;
     if (reading.kind === 'transfer') answer.transfers.push(reading);
     else answer.skipped.push(reading);
   }
@@ -284,4 +309,13 @@ function quantity(value: unknown): number | undefined {
 
 function hexSeconds(seconds: number): string {
   return `0x${seconds.toString(16)}`;
+}
+
+/**
+ * A log's time as the shared rule compares times: ISO 8601, or, beyond the dates a `Date` holds, the hex
+ * quantity itself (which names no date: equal only to itself).
+ */
+function isoSeconds(seconds: number): string {
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? hexSeconds(seconds) : date.toISOString();
 }

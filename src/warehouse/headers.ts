@@ -39,15 +39,15 @@ export async function missingHeaders(db: Kysely<Database>, scopes: readonly { co
   }));
 }
 
-/** Which of these block hashes block_headers has already. */
-export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Set<string>> {
-  if (!hashes.length) return new Set();
+/** Which of these block hashes block_headers has already, each with its header's logsBloom (for the bloom check of new rows). */
+export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Map<string, string>> {
+  if (!hashes.length) return new Map();
   const rows = await db
     .selectFrom('block_headers')
-    .select('hash')
+    .select(['hash', 'logs_bloom'])
     .where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`)
     .execute();
-  return new Set(rows.map((r) => r.hash));
+  return new Map(rows.map((r) => [r.hash, r.logs_bloom]));
 }
 
 const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());

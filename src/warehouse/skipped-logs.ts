@@ -14,14 +14,13 @@ export interface SkippedCounts {
  * @example await recordSkippedLogs(db, runId, source.skippedLogs()); // Map { '0xabc…' => { erc721: 12, other: 0 } }
  */
 export async function recordSkippedLogs(db: Kysely<Database>, runId: string, counts: ReadonlyMap<string, SkippedCounts>): Promise<void> {
-  const rows = [...counts]
-    .filter(([, c]) => c.erc721 > 0 || c.other > 0)
-    .map(([contract, c]) => ({ run_id: runId, contract_address: contract.toLowerCase(), erc721: String(c.erc721), other: String(c.other) }));
-  if (!rows.length) return;
-  for (const r of rows) {
-    if (!/^\d+$/.test(r.erc721) || !/^\d+$/.test(r.other))
-      throw new RangeError(`skipped-log counts must be integers ≥ 0, got ${r.erc721} and ${r.other} for ${r.contract_address}`);
+  const rows = [];
+  for (const [contract, { erc721, other }] of counts) {
+    if (!(erc721 > 0 || other > 0)) continue;
+    if (!isCount(erc721) || !isCount(other)) throw new RangeError(`skipped-log counts must be integers ≥ 0, got ${erc721} and ${other} for ${contract.toLowerCase()}`);
+    rows.push({ run_id: runId, contract_address: contract.toLowerCase(), erc721: String(erc721), other: String(other) });
   }
+  if (!rows.length) return;
   await db
     .insertInto('export_run_skipped_logs')
     .values(rows)
@@ -32,6 +31,11 @@ export async function recordSkippedLogs(db: Kysely<Database>, runId: string, cou
       }),
     )
     .execute();
+}
+
+/** A count the ledger takes: an integer ≥ 0 that `String()` writes in digits (below 10^21, where it turns to `1e+21`). */
+function isCount(n: number): boolean {
+  return Number.isInteger(n) && n >= 0 && n < 1e21;
 }
 
 /**
