@@ -29,10 +29,10 @@ const BODY_KEYS = ['transactions', 'uncles', 'withdrawals', 'size', 'totalDiffic
 const NOT_FOUND = -32000;
 
 /**
- * Headers remembered until the pipeline asks for them, and a few after it did (a page of a contract not read in
- * the same call may reach the same blocks; contracts read in one call fetch their blocks' headers together).
+ * Headers remembered until the pipeline asks for them, and after it did: a page of a contract not read in the
+ * same call reaches the same blocks later (with 512 kept, bench runs asked 36–62 % more headers than blocks).
  */
-const REMEMBERED = { unserved: 8_192, served: 512 } as const;
+const REMEMBERED = { unserved: 8_192, served: 4_096 } as const;
 
 interface RpcAnswer {
   id?: unknown;
