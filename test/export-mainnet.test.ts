@@ -118,7 +118,7 @@ describe('exporting the mainnet fixture', () => {
     ]);
   });
 
-  it('checks a node job’s rows too, in the pipeline as in the node source: every row, against the same blooms', async () => {
+  it('checks a node job’s rows too: every row once, in the node source before its page is stored, counted by the run', async () => {
     const own = await migratedWarehouse('export_mainnet_node');
     try {
       // the fixture's busiest blocks, 16,000,000–16,000,003 (70 contracts): one eth_getLogs call per contract

@@ -1,6 +1,6 @@
 import { encode } from '@ethereumjs/rlp';
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { FatalError } from '../common/errors.ts';
+import { keccak256 } from './keccak.ts';
 import { CONSENSUS_FIELDS, fieldExpectation, isFieldHex, type FieldKind, type HeaderJson } from './header-fields.ts';
 
 /** Thrown when a header's fields cannot be encoded at all (bad hex, wrong size, a gap in fork fields). */
@@ -55,7 +55,7 @@ function bytesOf(hex: string): Uint8Array {
 
 /** `keccak256(rlp(header fields))` as lower-case `0x` hex: the hash a block with these fields has. */
 export function computeHeaderHash(header: HeaderFields): string {
-  const digest = keccak_256(encodeHeaderRlp(header));
+  const digest = keccak256(encodeHeaderRlp(header));
   return `0x${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')}`;
 }
 

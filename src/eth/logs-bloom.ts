@@ -1,5 +1,5 @@
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
+import { keccak256 } from './keccak.ts';
 
 /** keccak256("Transfer(address,address,uint256)"): topic 0 of every ERC-20 (and ERC-721) Transfer log. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -16,9 +16,19 @@ export interface BloomTransfer {
  * the first three byte pairs of keccak256(item), each as byte index × 8 + bit, counted from the bloom's end.
  */
 export function bloomBits(item: Uint8Array): [number, number, number] {
-  const h = keccak_256(item);
+  const h = keccak256(item);
   const bit = (i: number) => ((h[i]! << 8) | h[i + 1]!) & 2047;
   return [bit(0), bit(2), bit(4)];
+}
+
+/**
+ * A header's `logsBloom` (0x and 512 hex digits) as its 256 bytes, in memory of their own: a bloom is kept as
+ * long as its block is remembered, and a Buffer from Node's shared pool would keep the pool's whole 8 KB slab.
+ */
+export function bloomBytes(logsBloom: string): Uint8Array {
+  const bytes = Buffer.allocUnsafeSlow(256);
+  const written = bytes.write(logsBloom.slice(2), 'hex');
+  return written === 256 ? bytes : bytes.subarray(0, written);
 }
 
 /** Whether a bloom (256 bytes) has all three bits of an item set: "may contain", never a false "does not". */
@@ -36,6 +46,9 @@ function addressTopic(address: string): Uint8Array {
   return topic;
 }
 
+/** The bloom bits of an address (a contract: the address itself) or of an address topic (from, to), remembered. */
+export type BloomBitsCache = (kind: 'address' | 'topic', hex: string) => readonly number[];
+
 /**
  * Remembers the bloom bits of items: the contract and the Transfer topic are the same for every row of a
  * job, and busy addresses recur, so each distinct item is hashed once while it is remembered. Addresses and
@@ -44,7 +57,7 @@ function addressTopic(address: string): Uint8Array {
  * back to the newer. Every look-up and every eviction costs O(1), however many distinct addresses a run meets
  * (deleting a Map's oldest entry one at a time does not: each next eviction walks past the holes before it).
  */
-export function createBloomBitsCache(size = 65_536): (kind: 'address' | 'topic', hex: string) => readonly number[] {
+export function createBloomBitsCache(size = 65_536): BloomBitsCache {
   const half = Math.max(1, Math.floor(size / 2));
   const addresses = generations(half, (hex) => bloomBits(hexToBytes(hex.slice(2))));
   const topics = generations(half, (hex) => bloomBits(addressTopic(hex)));
@@ -69,11 +82,7 @@ function generations(half: number, compute: (key: string) => readonly number[]):
 }
 
 /** Which part of a transfer a block's bloom rules out, or undefined when the bloom may hold it all. */
-export function missingFromBloom(
-  bloom: Uint8Array,
-  transfer: BloomTransfer,
-  bits: ReturnType<typeof createBloomBitsCache>,
-): 'contract address' | 'Transfer topic' | 'from topic' | 'to topic' | undefined {
+export function missingFromBloom(bloom: Uint8Array, transfer: BloomTransfer, bits: BloomBitsCache): 'contract address' | 'Transfer topic' | 'from topic' | 'to topic' | undefined {
   if (!bloomHasBits(bloom, bits('address', transfer.contractAddress))) return 'contract address';
   if (!bloomHasBits(bloom, TRANSFER_BITS)) return 'Transfer topic';
   if (!bloomHasBits(bloom, bits('topic', transfer.fromAddress))) return 'from topic';

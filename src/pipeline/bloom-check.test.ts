@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import { readDataset } from '../dataset/read.ts';
 import type { Dataset, TransferRecord } from '../dataset/types.ts';
-import { createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
-import { bloomBytes, createBloomCheck } from './bloom-check.ts';
+import { bloomBytes, createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
+import { createBloomCheck } from './bloom-check.ts';
 import { ChainDataError } from './errors.ts';
 
 describe('the bloom check of stored transfers', () => {
@@ -83,5 +83,15 @@ describe('the bloom check of stored transfers', () => {
       /^The source put 5 transfers in a block that does not hold them [\s\S]*\n {2}… and 2 more transfer\(s\) of these blocks\n/,
     );
     expect(check.checked).toBe(5);
+  });
+
+  it('counts rows a source proved in their blooms without checking them again', () => {
+    let told = 0;
+    const check = createBloomCheck((n) => (told += n));
+    check.proven(7);
+    const t = dataset.transfers[0]!;
+    check.check(blooms.get(t.blockHash)!, [t]);
+    expect(check.checked).toBe(8);
+    expect(told).toBe(8);
   });
 });

@@ -15,6 +15,8 @@ export interface BloomCheck {
    * ChainDataError naming the first the bloom rules out (and how many more), once all are checked.
    */
   check(bloom: Uint8Array, rows: readonly BloomRow[], from?: number, to?: number): void;
+  /** Counts transfers the source already found in their blocks' blooms (`TransfersPage.bloomProven`). */
+  proven(rows: number): void;
   /** Transfers checked so far. */
   readonly checked: number;
 }
@@ -53,15 +55,14 @@ export function createBloomCheck(onChecked?: (rows: number) => void): BloomCheck
       onChecked?.(to - from);
       if (ruledOut) throw bloomError(ruledOut);
     },
+    proven(rows) {
+      checked += rows;
+      onChecked?.(rows);
+    },
     get checked() {
       return checked;
     },
   };
-}
-
-/** A header's `logsBloom` (0x and 512 hex digits) as its 256 bytes. */
-export function bloomBytes(logsBloom: string): Uint8Array {
-  return Buffer.from(logsBloom.slice(2), 'hex');
 }
 
 function itemValue(row: BloomRow, item: RuledOut): string {

@@ -13,7 +13,7 @@ import { ChainDataError } from './errors.ts';
 
 export interface EnrichDeps {
   warehouse: Warehouse;
-  source: Pick<Source, 'headersByHash'>;
+  source: Pick<Source, 'headersByHash' | 'checks'>;
   logger: Logger;
   clock: Clock;
   /** Counts the transfers checked against their block's logsBloom. */
@@ -71,6 +71,7 @@ class HeadersNotFoundYet extends RetryableError {
 export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scope: { job: string; runId: string }, group: H[], beforeStoring?: BeforeStoring<H>): Promise<number> {
   let pending = group;
   let stored = 0;
+  const check = deps.source.checks?.checkHeader ?? checkHeader;
   try {
     await withRetry(
       async () => {
@@ -80,7 +81,7 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
         for (const m of pending) {
           const raw = answers.get(m.hash);
           if (raw === null || raw === undefined) notFound.push(m);
-          else verified.push({ block: m, checked: checkHeader(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }) });
+          else verified.push({ block: m, checked: check(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }) });
         }
         const checked = verified.map((v) => v.checked);
         for (const c of checked) {

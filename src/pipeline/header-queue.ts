@@ -2,17 +2,19 @@ import type { TransferRecord } from '../dataset/types.ts';
 import { knownHeaders, type MissingHeader } from '../warehouse/headers.ts';
 import { fetchGroup, type EnrichDeps, type VerifiedHeader } from './enrich.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
-import { bloomBytes, createBloomCheck } from './bloom-check.ts';
+import { bloomBytes } from '../eth/logs-bloom.ts';
+import { createBloomCheck } from './bloom-check.ts';
 import { ChainDataError } from './errors.ts';
 
 export interface HeaderQueue {
   /**
    * Takes the blocks of a committed page: the headers the warehouse lacks are fetched in full batches
    * while reading goes on, and each row is checked against its block's logsBloom once the header is
-   * verified (or found stored). Waits while as many batches as allowed are in flight, and throws the first
+   * verified (or found stored), unless the source proved them so already (`bloomProven`: counted, not checked
+   * again). Waits while as many batches as allowed are in flight, and throws the first
    * failure of a fetch (or rows that disagree on a block's number or timestamp, or that a bloom rules out).
    */
-  offer(rows: readonly TransferRecord[], contract: string): Promise<void>;
+  offer(rows: readonly TransferRecord[], contract: string, bloomProven?: boolean): Promise<void>;
   /** Fetches what is left (the last, partial batch); resolves to the number of headers stored. */
   drain(): Promise<number>;
   /** Waits for the fetches in flight, ignoring their outcome (the run is failing anyway). */
@@ -149,15 +151,18 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   };
 
   return {
-    async offer(rows, contract) {
+    async offer(rows, contract, bloomProven = false) {
       if (failure) throw failure.error;
+      if (bloomProven) blooms.proven(rows.length);
       for (let i = 0; i < rows.length; ) {
         const t = rows[i]!;
         // a page's rows of one block are adjacent, and agree on its hash, number and timestamp (validated): its first row stands for them
         let end = i + 1;
         while (end < rows.length && rows[end]!.blockNumber === t.blockNumber) end++;
         const block = remember(t, contract);
-        if (block.bloom) blooms.check(block.bloom, rows, i, end);
+        if (bloomProven) {
+          // the source checked them against this block's verified header
+        } else if (block.bloom) blooms.check(block.bloom, rows, i, end);
         else for (let k = i; k < end; k++) block.waiting.push(rows[k]!);
         i = end;
       }

@@ -44,6 +44,6 @@ export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): Chu
       await saveToken(deps.warehouse.db, await deps.source.tokenMetadata(contract), scope.runId);
     }
     for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });
-    await scope.headers.offer(page.transfers, contract);
+    await scope.headers.offer(page.transfers, contract, page.bloomProven === true);
   };
 }

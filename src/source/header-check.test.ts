@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import { BadResponseError } from './errors.ts';
-import { checkHeader, type ExpectedHeader } from './header-check.ts';
+import { checkHeader, createHeaderChecker, type ExpectedHeader } from './header-check.ts';
 
 const headers = readFileSync(`${FIXTURE_DIR}/headers.jsonl`, 'utf8')
   .split('\n')
@@ -103,5 +103,28 @@ describe('checkHeader', () => {
     const checked = checkHeader(withExtra, expectedOf(cancun));
     expect(checked.hashVerified).toBe(false);
     expect(checked.extra).toEqual({ slotNumber: '0x10' });
+  });
+});
+
+describe('createHeaderChecker', () => {
+  it('passes the same header object again, verified, and still checks it against each block it is asked for', () => {
+    const check = createHeaderChecker();
+    expect(check(london, expectedOf(london))).toEqual({ header: london, extra: null, hashVerified: true });
+    expect(check(london, expectedOf(london))).toEqual({ header: london, extra: null, hashVerified: true });
+    // the same object for another block: the hash asked for, the number and the time are compared every time
+    expect(() => check(london, { ...expectedOf(london), number: expectedOf(london).number + 1 })).toThrow(/header\.number: expected/);
+    expect(() => check(london, { ...expectedOf(cancun) })).toThrow(/header\.hash: expected the hash asked for/);
+  });
+
+  it('hashes a header object again when it was not verified: another object with a changed field fails', () => {
+    const check = createHeaderChecker();
+    check(cancun, expectedOf(cancun));
+    // a copy is another object: hashed, and the altered field is caught
+    const altered = { ...cancun, gasUsed: '0x1' };
+    expect(() => check(altered, expectedOf(cancun))).toThrow(/keccak256 of its RLP fields is 0x[0-9a-f]{64}, not the block hash/);
+    // unknown keys and a hash that does not verify: kept unverified, and not remembered as verified
+    const unknownKey = { ...cancun, gasUsed: '0x1', slotNumber: '0x5' };
+    expect(check(unknownKey, expectedOf(cancun)).hashVerified).toBe(false);
+    expect(check(unknownKey, expectedOf(cancun)).hashVerified).toBe(false);
   });
 });

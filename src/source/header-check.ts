@@ -28,7 +28,8 @@ const FORK_KEY_SET = new Set<string>(FORK_KEYS);
 
 /**
  * Checks a header from `erigon_getHeaderByHash` against the block the transfers named: every field's
- * shape, the hash asked for, the number and timestamp of the transfers, and keccak256(RLP) = hash.
+ * shape, the hash asked for, the number and timestamp of the transfers, and keccak256(RLP) = hash (unless
+ * `hashVerifiedBefore`: this very object's hash was verified already, `createHeaderChecker`).
  * Throws one BadResponseError naming the block (and the contracts, when `expected` lists them) and every
  * bad field. When the header carries unknown keys (possibly consensus fields this tool cannot encode) a hash
  * mismatch is tolerated: `hashVerified: false`.
@@ -37,7 +38,7 @@ const FORK_KEY_SET = new Set<string>(FORK_KEYS);
  * checkHeader(raw, { hash: '0xd4e5…8fa3', number: 0, timestamp: '1970-01-01T00:00:00.000Z' })
  * // → { header: { number: '0x0', hash: '0xd4e5…8fa3', baseFeePerGas: null, … }, extra: null, hashVerified: true }
  */
-export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHeader {
+export function checkHeader(raw: unknown, expected: ExpectedHeader, hashVerifiedBefore = false): CheckedHeader {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw badHeader(expected, [`header: expected a JSON object, got ${show(raw)}`]);
   }
@@ -72,6 +73,7 @@ export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHead
   const header = toErigonHeader(input);
   const unknown = unknownHeaderKeys(input);
   const extra = unknown.length ? Object.fromEntries(unknown.map((k) => [k, input[k]])) : null;
+  if (hashVerifiedBefore) return { header, extra, hashVerified: true };
   let verified: { ok: boolean; computed: string };
   try {
     verified = verifyHeaderHash(header, expected.hash);
@@ -83,6 +85,30 @@ export function checkHeader(raw: unknown, expected: ExpectedHeader): CheckedHead
     throw badHeader(expected, [`header: keccak256 of its RLP fields is ${verified.computed}, not the block hash ${expected.hash}: a field was altered`]);
   }
   return { header, extra, hashVerified: verified.ok };
+}
+
+/** `checkHeader`, remembering what passed: the same header object checked again against the same block costs no hashing. */
+export type HeaderChecker = (raw: unknown, expected: ExpectedHeader) => CheckedHeader;
+
+/**
+ * A `checkHeader` that remembers each header object whose hash it verified (held weakly: forgotten with the
+ * object). A source that keeps the headers it fetched (the node source) checks each block once for its rows'
+ * times, and the pipeline's check of the same object checks every field again but hashes nothing. (Objects
+ * are never changed after parsing: the same object is the same fields.)
+ *
+ * @example
+ * const check = createHeaderChecker();
+ * check(raw, { hash, number, timestamp }); // hashes the fields
+ * check(raw, { hash, number, timestamp }); // the fields' shapes, the hash asked for, number and time; no hashing
+ */
+export function createHeaderChecker(): HeaderChecker {
+  const verified = new WeakSet<object>();
+  return (raw, expected) => {
+    const before = raw !== null && typeof raw === 'object' && verified.has(raw);
+    const checked = checkHeader(raw, expected, before);
+    if (checked.hashVerified) verified.add(raw as object);
+    return checked;
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { isAscii } from 'node:buffer';
+import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
 import { EtlError, FatalError } from '../common/errors.ts';
@@ -168,16 +169,23 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       return new ResponseTooLargeError(target, limit);
     };
     if (typeof contentLength === 'string' && Number(contentLength) > limit) throw tooLarge();
-    const chunks: Buffer[] = [];
+    // each chunk as text as it comes (no copy of the whole body): a page is ASCII but for token names, and copying
+    // bytes is cheaper than decoding UTF-8; from the first other byte on, UTF-8 (whose characters may span chunks)
+    const parts: string[] = [];
     let size = 0;
+    let utf8: StringDecoder | undefined;
     for await (const chunk of stream) {
       size += chunk.length;
       if (size > limit) throw tooLarge();
-      chunks.push(chunk);
+      if (utf8 === undefined && isAscii(chunk)) {
+        parts.push(chunk.toString('latin1'));
+        continue;
+      }
+      utf8 ??= new StringDecoder('utf8');
+      parts.push(utf8.write(chunk));
     }
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-    // a page is ASCII but for token names: copying bytes is cheaper than decoding UTF-8
-    return body.toString(isAscii(body) ? 'latin1' : 'utf8');
+    if (utf8) parts.push(utf8.end());
+    return parts.length === 1 ? parts[0]! : parts.join('');
   }
 
   function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, text: string): unknown {

@@ -6,15 +6,16 @@ import { RPC_CODES, rpcCall } from './node-rpc.ts';
 /**
  * Block headers from a node (node-source.md, "Methods"): `erigon_getHeaderByHash` where it exists, else
  * `eth_getBlockByHash(hash, false)` with the block's body keys dropped, so both give the header as Erigon
- * answers it. Asked in JSON-RPC batches that halve when the node refuses one, and remembered: the page that
- * needed a header (for its time and bloom) fetches it, and the pipeline's header queue, asking right after the
- * page is committed, is answered from memory. A hash being fetched is not asked again meanwhile.
+ * answers it. Asked in JSON-RPC batches that halve when the node refuses one, and remembered until served: the
+ * page that needed a header (for its time and bloom) fetches it, and the pipeline's header queue, asking right
+ * after the page is committed, is answered from memory (and the header forgotten: the source keeps what its
+ * pages need of it). A hash being fetched is not asked again meanwhile.
  */
 
 export interface NodeHeaders {
   /** Raw headers by hash (unchecked), null when the node does not know the block; fetched once while remembered. */
   get(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
-  /** As `get`, for the pipeline: what it is given is remembered less long (it stores the headers). */
+  /** As `get`, for the pipeline: what it is given is forgotten (it stores the headers). */
   serve(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
   /** Calls per POST now: the configured size, halved at each batch the node refused. */
   readonly batchSize: number;
@@ -29,10 +30,10 @@ const BODY_KEYS = ['transactions', 'uncles', 'withdrawals', 'size', 'totalDiffic
 const NOT_FOUND = -32000;
 
 /**
- * Headers remembered until the pipeline asks for them, and after it did: a page of a contract not read in the
- * same call reaches the same blocks later (with 512 kept, bench runs asked 36–62 % more headers than blocks).
+ * Headers remembered until the pipeline asks for them, at most (about 2 KB each). A run whose warehouse has
+ * the headers already (a re-run) never asks: the oldest go.
  */
-const REMEMBERED = { unserved: 8_192, served: 4_096 } as const;
+const REMEMBERED = 8_192;
 
 interface RpcAnswer {
   id?: unknown;
@@ -45,7 +46,7 @@ interface RpcAnswer {
  * const headers = createNodeHeaders({ http, batchSize: 100 });
  * await headers.get(['0xd4e5…8fa3']); // → Map { '0xd4e5…8fa3' => { number: '0x0', hash: '0xd4e5…8fa3', … } }
  */
-export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; remembered?: { unserved: number; served: number } }): NodeHeaders {
+export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; remembered?: number }): NodeHeaders {
   const { http } = deps;
   if (!Number.isSafeInteger(deps.batchSize) || deps.batchSize < 1) throw new RangeError(`headerBatchSize must be a positive integer, got ${deps.batchSize}`);
   const limits = deps.remembered ?? REMEMBERED;
@@ -53,13 +54,12 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
   // undefined until the node tells: erigon_getHeaderByHash is tried first
   let erigon: boolean | undefined;
   const unserved = new Map<string, unknown>();
-  const served = new Map<string, unknown>();
   const inFlight = new Map<string, Promise<unknown | null>>();
 
-  const remember = (into: Map<string, unknown>, limit: number, hash: string, header: unknown) => {
-    into.delete(hash);
-    into.set(hash, header);
-    if (into.size > limit) into.delete(into.keys().next().value!);
+  const remember = (hash: string, header: unknown) => {
+    unserved.delete(hash);
+    unserved.set(hash, header);
+    if (unserved.size > limits) unserved.delete(unserved.keys().next().value!);
   };
 
   /** One POST of `batch`: the headers, or 'refused' when the node refuses a batch this large. */
@@ -105,14 +105,10 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
     const waits: Promise<void>[] = [];
     const wanted: string[] = [];
     for (const hash of new Set(hashes)) {
-      const fresh = unserved.get(hash);
-      const known = fresh ?? served.get(hash);
+      const known = unserved.get(hash);
       if (known !== undefined) {
         out.set(hash, known);
-        if (serving && fresh !== undefined) {
-          unserved.delete(hash);
-          remember(served, limits.served, hash, fresh);
-        }
+        if (serving) unserved.delete(hash);
         continue;
       }
       const pending = inFlight.get(hash);
@@ -138,7 +134,7 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
       for (const fetched of fetches) {
         for (const [hash, header] of await fetched) {
           out.set(hash, header);
-          if (header !== null) remember(serving ? served : unserved, serving ? limits.served : limits.unserved, hash, header);
+          if (header !== null && !serving) remember(hash, header);
         }
       }
     } finally {

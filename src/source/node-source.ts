@@ -5,16 +5,16 @@ import { withRetry } from '../common/retry.ts';
 import type { SourceCounters } from '../common/source-counters.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { isHexQuantity } from '../eth/hex.ts';
-import { createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
+import { bloomBytes, createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
 import { BadResponseError, describeContext, PageKeyRejectedError } from './errors.ts';
-import { checkHeader } from './header-check.ts';
+import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
 import { afterAnswer, afterRefusal, type LogsRangeState } from './logs-range.ts';
 import { createRangeBook } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
 import { blockNumber, chainId, getTransferLogs } from './node-rpc.ts';
-import type { PageQuery, SkippedLogCounts, Source } from './source.ts';
+import type { PageQuery, SkippedLogCounts, Source, SourceChecks } from './source.ts';
 import { readTokenMetadata } from './token-metadata.ts';
 import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type SkippedLog, type TransferLog } from './transfer-log.ts';
 import { createLogsGroups, type Member } from './logs-groups.ts';
@@ -54,6 +54,19 @@ const MAX_CONTRACTS_PER_CALL = 50;
 /** Single blocks remembered as refused for several contracts. */
 const ALONE_REMEMBERED = 1_024;
 
+/** What a page needs of a block's checked header: its number, time and logsBloom. */
+interface BlockFacts {
+  number: number;
+  time: string;
+  bloom: Uint8Array;
+}
+
+/**
+ * Blocks whose header facts are remembered (about 0.5 KB each): a page of a contract not read in the same call
+ * reaches the same blocks later.
+ */
+const FACTS_REMEMBERED = 8_192;
+
 /** What one call found for one contract: its logs in [from, the call's top], in chain order. */
 interface Slice {
   from: number;
@@ -85,6 +98,15 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const rpcTimeoutMs = deps.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   const headers = createNodeHeaders({ http, batchSize: deps.headerBatchSize });
   const bloomBits = createBloomBitsCache();
+  // the pipeline checks the same headers again with it: each header is hashed once
+  const checks: SourceChecks = { checkHeader: createHeaderChecker() };
+  /** What pages need of checked headers, by hash (the raw header goes once the pipeline has taken it). */
+  const blockFacts = new Map<string, BlockFacts>();
+  const rememberFacts = (hash: string, facts: BlockFacts) => {
+    blockFacts.delete(hash);
+    blockFacts.set(hash, facts);
+    if (blockFacts.size > FACTS_REMEMBERED) blockFacts.delete(blockFacts.keys().next().value!);
+  };
   const skipped = new Map<string, SkippedLogCounts>();
   const tokens = new Map<string, Promise<TokenMetadata>>();
   const tokensKnown = new Map<string, TokenMetadata>();
@@ -114,6 +136,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       nextPageKey: slice.from > query.fromBlock ? `${KEY_PREFIX}${slice.from - 1}` : undefined,
       transfers,
       warnings: [],
+      bloomProven: true,
     };
   }
 
@@ -173,8 +196,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         const slice = slices.get(log.contract)!;
         if (log.blockNumber >= slice.from) slice.skipped.push(log);
       }
-      // every block of the answer in as few batches as possible; each page then finds its headers remembered
-      await headers.get([...hashes]);
+      // every block of the answer not checked yet, in as few batches as possible; each page then finds its headers remembered
+      await headers.get([...hashes].filter((hash) => !blockFacts.has(hash)));
       settle!.resolve(slices);
       return slices.get(me.contract)!;
     } catch (err) {
@@ -225,10 +248,17 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   async function withTime(logs: readonly TransferLog[], contract: string, where: string): Promise<TransferRecord[]> {
     const blocks = new Map<string, number>();
     for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
-    const raw = await headers.get([...blocks.keys()]);
-    const problems: string[] = [];
-    const known = new Map<string, { time: string; bloom: Uint8Array }>();
+    const known = new Map<string, BlockFacts>();
+    const unchecked: string[] = [];
     for (const [hash, number] of blocks) {
+      const facts = blockFacts.get(hash);
+      if (facts?.number === number) known.set(hash, facts);
+      else unchecked.push(hash);
+    }
+    const raw = unchecked.length ? await headers.get(unchecked) : new Map<string, unknown>();
+    const problems: string[] = [];
+    for (const hash of unchecked) {
+      const number = blocks.get(hash)!;
       const header = raw.get(hash);
       if (header === null || header === undefined) {
         throw new ChainMovedError(
@@ -242,8 +272,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         continue;
       }
       // a malformed time fails here, as any malformed field
-      const checked = checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract] });
-      known.set(hash, { time: time!, bloom: Buffer.from(checked.header.logsBloom!.slice(2), 'hex') });
+      const checked = checks.checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract] });
+      const facts: BlockFacts = { number, time: time!, bloom: bloomBytes(checked.header.logsBloom!) };
+      rememberFacts(hash, facts);
+      known.set(hash, facts);
     }
     if (problems.length) throw new BadResponseError(`the node answered bad headers for ${where}`, problems);
     const rows: TransferRecord[] = [];
@@ -276,6 +308,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       return withRetry(() => readPage(query, contract, top), { ...REORG_RETRY, clock });
     },
     headersByHash: (hashes) => headers.serve(hashes),
+    checks,
     get headerBatchSize() {
       return headers.batchSize;
     },

@@ -1,4 +1,5 @@
 import type { SourceCounters } from '../common/source-counters.ts';
+import type { HeaderChecker } from './header-check.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
 
 export interface PageQuery {
@@ -10,6 +11,14 @@ export interface PageQuery {
   pageSize: number;
   /** The previous page's `nextPageKey`, given back unchanged. */
   pageKey?: string | undefined;
+}
+
+/**
+ * The checks a source already runs on what it answers, with what they remember (one run's): the pipeline checks
+ * the same headers with them, so no header is hashed twice.
+ */
+export interface SourceChecks {
+  checkHeader: HeaderChecker;
 }
 
 export interface SkippedLogCounts {
@@ -26,6 +35,8 @@ export interface Source {
   fetchPage(query: PageQuery): Promise<TransfersPage>;
   /** The raw header of each hash (unchecked: see `checkHeader`), or null when the endpoint does not know the block. */
   headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+  /** The source's own header checks, when it runs them (the node source): the pipeline's reuse them. */
+  readonly checks?: SourceChecks;
   /** Hashes per header request: callers that queue hashes send them in groups of this size. */
   readonly headerBatchSize: number;
   /** The newest block a run plans up to, and what told it. */

@@ -22,6 +22,12 @@ export interface TransfersPage {
   transfers: TransferRecord[];
   /** What was tolerated but is worth a log line (e.g. unreadable decimals). */
   warnings: string[];
+  /**
+   * Every row was found in the logsBloom of its block's verified header before the page was answered (the node
+   * source checks so, as it needs each block's header for its time): the pipeline counts them checked and does not
+   * check them again.
+   */
+  bloomProven?: boolean;
 }
 
 export interface TransfersPageQuery {

@@ -1,0 +1,58 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../src/common/clock.ts';
+import { createSourceCounters } from '../src/common/source-counters.ts';
+import { parseApiUrl } from '../src/config/api-url.ts';
+import { createHttpClient } from '../src/source/http-client.ts';
+import { closedAfterEach } from './helpers/devnet.ts';
+
+const later = closedAfterEach();
+
+/** A server that answers `body` in the given pieces (bytes), each written after a pause so that it arrives apart. */
+async function chunkedServer(pieces: readonly Buffer[]): Promise<string> {
+  const server = createServer(async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (const piece of pieces) {
+      res.write(piece);
+      await sleep(20);
+    }
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  later(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/key`;
+}
+
+function client(base: string) {
+  const http = createHttpClient({
+    endpoint: parseApiUrl(base),
+    config: { timeoutMs: 5000, connections: 1, maxResponseBytes: 1 << 20, retries: 0 },
+    logger: pino({ level: 'silent' }),
+    clock: systemClock,
+    counters: createSourceCounters(),
+  });
+  later(() => http.close());
+  return http;
+}
+
+describe('HTTP bodies read chunk by chunk', () => {
+  it('decodes a UTF-8 character split across chunks after ASCII ones, and ASCII after it', async () => {
+    const body = Buffer.from(JSON.stringify({ name: 'Ünïcödé Tøkên 名前 €', symbol: 'ASCII' }), 'utf8');
+    const euro = body.indexOf(Buffer.from('名', 'utf8'));
+    // ASCII first, then a piece that ends one byte into a three-byte character, then the rest
+    const pieces = [body.subarray(0, 8), body.subarray(8, euro + 1), body.subarray(euro + 1)];
+    expect(pieces[0]!.every((b) => b < 128)).toBe(true);
+    const answer = await client(await chunkedServer(pieces)).getJson('/x');
+    expect(answer).toEqual({ name: 'Ünïcödé Tøkên 名前 €', symbol: 'ASCII' });
+  });
+
+  it('reads an all-ASCII body of many chunks whole, in order', async () => {
+    const values = Array.from({ length: 2000 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
+    const body = Buffer.from(JSON.stringify(values));
+    const pieces = [body.subarray(0, 1000), body.subarray(1000, 70_001), body.subarray(70_001)];
+    expect(await client(await chunkedServer(pieces)).getJson('/x')).toEqual(values);
+  });
+});
