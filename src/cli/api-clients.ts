@@ -5,11 +5,12 @@ import type { JobConfig } from '../config/job-schema.ts';
 import { createSourceCounters, type SourceCounters } from '../common/source-counters.ts';
 import { createBuilderSource } from '../source/builder-source.ts';
 import { createHttpClient, type HttpClient } from '../source/http-client.ts';
-import { createNodeSource, type NodeSource } from '../source/node-source.ts';
+import { createNodeSource, type NodeSource, type NodeSourceDeps } from '../source/node-source.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
 import type { Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
 import type { Warehouse } from '../warehouse/db.ts';
+import { knownHeaders } from '../warehouse/headers.ts';
 import { learnedLogsRange, saveLogsRange } from '../warehouse/logs-ranges.ts';
 import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-limit.ts';
 
@@ -80,7 +81,17 @@ export function createSource(deps: {
     counters,
     headerBatchSize,
     startRange,
-    create: (start) => nodeSource({ http, counters, headerBatchSize, clock, logger, rpcTimeoutMs: deps.rpcTimeoutMs, startRange: start }),
+    create: (start) =>
+      nodeSource({
+        http,
+        counters,
+        headerBatchSize,
+        clock,
+        logger,
+        rpcTimeoutMs: deps.rpcTimeoutMs,
+        startRange: start,
+        storedHeaders: (hashes) => knownHeaders(warehouse.db, hashes),
+      }),
   });
   return {
     ...source,
@@ -102,6 +113,7 @@ function nodeSource(deps: {
   logger: Logger;
   rpcTimeoutMs: number | undefined;
   startRange: number | undefined;
+  storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
 }): NodeSource {
   return createNodeSource({
     http: deps.http,
@@ -109,6 +121,7 @@ function nodeSource(deps: {
     headerBatchSize: deps.headerBatchSize,
     clock: deps.clock,
     logger: deps.logger,
+    storedHeaders: deps.storedHeaders,
     ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
     ...(deps.startRange !== undefined && { startRange: deps.startRange }),
   });
@@ -138,6 +151,10 @@ function lazyNodeSource(deps: {
   return {
     fetchPage: async (query) => (await real()).fetchPage(query),
     headersByHash: async (hashes) => (await real()).headersByHash(hashes),
+    // asked once headers are: after the pages that made the source
+    get checks() {
+      return made?.checks;
+    },
     headerBatchSize: deps.headerBatchSize,
     chainHead: async (contracts) => (await real()).chainHead(contracts),
     tokenMetadata: async (contract) => (await real()).tokenMetadata(contract),

@@ -113,13 +113,13 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
       offered.map((h) => h.hash),
     );
     for (const h of offered) {
-      const bloom = known.get(h.hash);
-      if (bloom === undefined) {
+      const stored = known.get(h.hash);
+      if (stored === undefined) {
         batch.push(h);
         continue;
       }
       pending.delete(h.hash);
-      arrived(h, bloomBytes(bloom));
+      arrived(h, bloomBytes(stored.logsBloom));
     }
   };
 

@@ -433,6 +433,48 @@ describe('createNodeSource: headers', () => {
     expect(node.counters.headerCalls).toBe(41);
   });
 
+  it('takes the times and blooms of blocks the warehouse holds from it, and asks the node only for the others', async () => {
+    const chain = buildChain(100, 139, busy);
+    const node = fakeNode(chain);
+    const stored = [...chain.headers.values()].filter((h) => Number(h.number) < 120);
+    const asked: string[][] = [];
+    const storedHeaders = async (hashes: readonly string[]) => {
+      asked.push([...hashes]);
+      const facts = stored
+        .filter((h) => hashes.includes(h.hash!))
+        .map((h) => [h.hash!, { number: Number(h.number), seconds: String(Number(h.timestamp)), logsBloom: h.logsBloom! }] as const);
+      return new Map(facts);
+    };
+    const source = sourceOf(node, { storedHeaders });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 });
+    // the same rows, times and all, and only blocks 120-139 asked of the node
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(node.counters.headerCalls).toBe(20);
+    expect(asked.length).toBeGreaterThan(0);
+    // a page of another contract over the same blocks: everything is remembered now
+    const before = asked.length;
+    await readAll(source, { contract: DAI, fromBlock: 100, toBlock: 139 });
+    expect(node.counters.headerCalls).toBe(20);
+    expect(asked.length).toBe(before);
+  });
+
+  it('asks the node when a stored header disagrees with the logs on the block number, or the warehouse cannot answer', async () => {
+    const chain = buildChain(100, 109, busy);
+    const wrongNumber = sourceOf(fakeNode(chain), {
+      storedHeaders: async (hashes) => new Map(hashes.map((hash) => [hash, { number: 1, seconds: '0', logsBloom: `0x${'00'.repeat(256)}` }] as const)),
+    });
+    expect((await readAll(wrongNumber, { contract: USDC, fromBlock: 100, toBlock: 109 })).rows).toEqual(expectedRows(chain, USDC));
+    const node = fakeNode(chain);
+    const warned: unknown[] = [];
+    const failing = sourceOf(node, {
+      storedHeaders: () => Promise.reject(new Error('connection terminated')),
+      logger: { debug: () => undefined, warn: (o: unknown) => void warned.push(o) },
+    });
+    expect((await readAll(failing, { contract: USDC, fromBlock: 100, toBlock: 109 })).rows).toEqual(expectedRows(chain, USDC));
+    expect(node.counters.headerCalls).toBe(10);
+    expect(warned[0]).toMatchObject({ msg: 'could not read the stored headers; asking the node for them', err: 'connection terminated' });
+  });
+
   it('falls back to eth_getBlockByHash after -32601, from then on, keeping the header fields only', async () => {
     const chain = buildChain(100, 119, busy);
     const node = fakeNode(chain, { erigon: false });

@@ -41,8 +41,13 @@ export interface NodeSourceDeps {
   /** The first `eth_getLogs` range, in blocks: the job's `logsRange`, else the range learned by an earlier run; else 2,000. */
   startRange?: number;
   clock?: Clock;
-  /** Told of each refusal (debug: the span asked, why, the span asked next). */
-  logger?: Pick<Logger, 'debug'>;
+  /** Told of each refusal (debug: the span asked, why, the span asked next), and when the stored headers cannot be read (warn). */
+  logger?: Pick<Logger, 'debug' | 'warn'>;
+  /**
+   * The headers the warehouse holds already, of these hashes (verified when they were stored): a page takes its
+   * blocks' times and blooms from them instead of asking the node, so a re-run fetches no header it has.
+   */
+  storedHeaders?: (hashes: readonly string[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
 }
 
 const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -116,6 +121,37 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const alone = new Set<number>();
 
   /**
+   * Of these blocks (hash → the number the logs give it), those whose facts are neither remembered nor in the
+   * warehouse: the ones to ask the node for. The warehouse's are remembered, when their number agrees; the facts
+   * found go `into` the map given (a page's blocks, however many the memory keeps).
+   */
+  async function notKnown(blocks: ReadonlyMap<string, number>, into?: Map<string, BlockFacts>): Promise<string[]> {
+    let unknown: string[] = [];
+    for (const [hash, number] of blocks) {
+      const facts = blockFacts.get(hash);
+      if (facts?.number === number) into?.set(hash, facts);
+      else unknown.push(hash);
+    }
+    if (!unknown.length || !deps.storedHeaders) return unknown;
+    let stored: ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>;
+    try {
+      stored = await deps.storedHeaders(unknown);
+    } catch (err) {
+      deps.logger?.warn({ msg: 'could not read the stored headers; asking the node for them', blocks: unknown.length, err: (err as Error).message });
+      return unknown;
+    }
+    unknown = unknown.filter((hash) => {
+      const header = stored.get(hash);
+      if (header === undefined || header.number !== blocks.get(hash)) return true;
+      const facts = { number: header.number, time: new Date(Number(header.seconds) * 1000).toISOString(), bloom: bloomBytes(header.logsBloom) };
+      rememberFacts(hash, facts);
+      into?.set(hash, facts);
+      return false;
+    });
+    return unknown;
+  }
+
+  /**
    * One page over the blocks at the top of [query.fromBlock, top]: what a call for another contract found for
    * this query, else a call of its own (naming the contracts expected at the same top too).
    */
@@ -185,19 +221,19 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         );
       }
       const slices = new Map(members.map((m): [string, Slice] => [m.contract, { from: Math.max(from, m.fromBlock), logs: [], skipped: [] }]));
-      const hashes = new Set<string>();
+      const blocks = new Map<string, number>();
       for (const log of answer.transfers) {
         const slice = slices.get(log.transfer.contractAddress)!;
         if (log.transfer.blockNumber < slice.from) continue;
         slice.logs.push(log);
-        hashes.add(log.transfer.blockHash);
+        blocks.set(log.transfer.blockHash, log.transfer.blockNumber);
       }
       for (const log of answer.skipped) {
         const slice = slices.get(log.contract)!;
         if (log.blockNumber >= slice.from) slice.skipped.push(log);
       }
-      // every block of the answer not checked yet, in as few batches as possible; each page then finds its headers remembered
-      await headers.get([...hashes].filter((hash) => !blockFacts.has(hash)));
+      // every block of the answer not known yet, in as few batches as possible; each page then finds its headers remembered
+      await headers.get(await notKnown(blocks));
       settle!.resolve(slices);
       return slices.get(me.contract)!;
     } catch (err) {
@@ -249,12 +285,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const blocks = new Map<string, number>();
     for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
     const known = new Map<string, BlockFacts>();
-    const unchecked: string[] = [];
-    for (const [hash, number] of blocks) {
-      const facts = blockFacts.get(hash);
-      if (facts?.number === number) known.set(hash, facts);
-      else unchecked.push(hash);
-    }
+    const unchecked = await notKnown(blocks, known);
     const raw = unchecked.length ? await headers.get(unchecked) : new Map<string, unknown>();
     const problems: string[] = [];
     for (const hash of unchecked) {

@@ -178,9 +178,10 @@ export interface LogsAnswer {
  * // → { transfers: [{ kind: 'transfer', transfer: { … }, logTimestamp: undefined }, …], skipped: [], removed: [] }
  */
 export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
-  const asked = new Set(query.contracts.map((c) => c.toLowerCase()));
+  // each contract's text once: rows of the answer share it (and a block's logs share their block's hash) rather than each keep a copy
+  const asked = new Map(query.contracts.map((c) => [c.toLowerCase(), c.toLowerCase()]));
   const blocks = query.fromBlock === query.toBlock ? `block ${query.fromBlock}` : `blocks ${query.fromBlock}–${query.toBlock}`;
-  const scope = asked.size === 1 ? `contract ${[...asked][0]}, ${blocks}` : `${asked.size} contracts, ${blocks}`;
+  const scope = asked.size === 1 ? `contract ${[...asked.keys()][0]}, ${blocks}` : `${asked.size} contracts, ${blocks}`;
   const summary = `eth_getLogs answered a malformed result for ${scope}`;
   if (!Array.isArray(result)) throw new BadResponseError(summary, [`${scope}, result: expected an array of logs, got ${show(result)}`]);
 
@@ -201,7 +202,11 @@ export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
     const contract = reading.kind === 'transfer' ? reading.transfer.contractAddress : reading.contract;
     const { blockNumber: block, logIndex, blockHash } = place;
     const where = () => `contract ${contract}, block ${block}, log ${logIndex}, result[${i}]`;
-    if (!asked.has(contract)) problems.push(`${where()}.address: expected a contract asked for, got ${contract}`);
+    const shared = asked.get(contract);
+    if (shared === undefined) problems.push(`${where()}.address: expected a contract asked for, got ${contract}`);
+    else if (reading.kind === 'transfer') reading.transfer.contractAddress = shared;
+    else reading.contract = shared;
+    if (block === seen.number && blockHash === seen.hash) place.blockHash = seen.hash;
     if (block < query.fromBlock || block > query.toBlock) {
       problems.push(`${where()}.blockNumber: expected a block from ${query.fromBlock} to ${query.toBlock} (the queried range), got ${block}`);
     }
@@ -244,7 +249,7 @@ export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
     lastIndex = i;
     seen.number = block;
     lastLog = logIndex;
-    seen.hash = blockHash;
+    seen.hash = place.blockHash;
     if (reading.kind === 'transfer') answer.transfers.push(reading);
     else answer.skipped.push(reading);
   }

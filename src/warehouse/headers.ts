@@ -39,15 +39,25 @@ export async function missingHeaders(db: Kysely<Database>, scopes: readonly { co
   }));
 }
 
-/** Which of these block hashes block_headers has already, each with its header's logsBloom (for the bloom check of new rows). */
-export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Map<string, string>> {
+/** What a stored header tells of its block: its number, its time (seconds, decimal text) and its logsBloom. */
+export interface StoredHeader {
+  number: number;
+  seconds: string;
+  logsBloom: string;
+}
+
+/**
+ * Which of these block hashes block_headers has already, each with its number, time and logsBloom (for the
+ * bloom check of new rows, and a node source's rows' times).
+ */
+export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Map<string, StoredHeader>> {
   if (!hashes.length) return new Map();
   const rows = await db
     .selectFrom('block_headers')
-    .select(['hash', 'logs_bloom'])
+    .select(['hash', 'number', 'timestamp', 'logs_bloom'])
     .where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`)
     .execute();
-  return new Map(rows.map((r) => [r.hash, r.logs_bloom]));
+  return new Map(rows.map((r) => [r.hash, { number: Number(r.number), seconds: String(r.timestamp), logsBloom: r.logs_bloom }]));
 }
 
 const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());
