@@ -87,8 +87,9 @@ class ChainMovedError extends RetryableError {}
  * a contract's Transfer logs over the blocks at the top of what is left of the query: as many as the adaptive
  * range allows (one range per source, shared by its chunks), shrunk and asked again while the node refuses the
  * call as too large or leaves it unanswered for `rpcTimeoutMs`. Its rows are the transfers newest first, each
- * with its block's time from the block's header (fetched once, batched, checked, and kept for `headersByHash`)
- * and each proven in the header's `logsBloom`; the next page key is the block below the span. Logs that are not
+ * with its block's time from the block's header (fetched once, batched, checked, and kept for `headersByHash`;
+ * or the warehouse's, `storedHeaders`) and each proven in the header's `logsBloom` (`bloomProven`); the next
+ * page key is the block below the span. Logs that are not
  * ERC-20 transfers are counted per contract (`skippedLogs`), never rows; logs marked removed fail the page
  * (retryable: the chain moved; the page is asked again a few times first).
  *
