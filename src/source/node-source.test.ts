@@ -458,6 +458,38 @@ describe('createNodeSource: headers', () => {
     expect(asked.length).toBe(before);
   });
 
+  it('asks no header twice when another page checked its block while the warehouse answered, and the pipeline took it', async () => {
+    const chain = buildChain(100, 109, busy);
+    const node = fakeNode(chain);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const gated = new Promise<void>((resolve) => (reached = resolve));
+    let calls = 0;
+    const source = sourceOf(node, {
+      storedHeaders: async () => {
+        // the first question (DAI's answer) waits until USDC's page is done and its headers taken
+        if (calls++ === 0) {
+          reached();
+          await gate;
+        }
+        return new Map();
+      },
+    });
+    const dai = source.fetchPage({ contract: DAI, fromBlock: 100, toBlock: 109, pageSize: 1000 });
+    await gated;
+    const usdc = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 109 });
+    expect(node.counters.headerCalls).toBe(10);
+    await source.headersByHash([...new Set(usdc.rows.map((t) => t.blockHash))]);
+    release();
+    const page = await dai;
+    // the page's blocks, newest first: the span the call covered
+    const bottom = page.nextPageKey === undefined ? 100 : Number(page.nextPageKey.slice('node:'.length)) + 1;
+    expect(page.transfers).toEqual(expectedRows(chain, DAI).filter((t) => t.blockNumber >= bottom));
+    expect(page.transfers.length).toBeGreaterThan(0);
+    expect(node.counters.headerCalls).toBe(10);
+  });
+
   it('asks the node when a stored header disagrees with the logs on the block number, or the warehouse cannot answer', async () => {
     const chain = buildChain(100, 109, busy);
     const wrongNumber = sourceOf(fakeNode(chain), {

@@ -127,12 +127,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    * found go `into` the map given (a page's blocks, however many the memory keeps).
    */
   async function notKnown(blocks: ReadonlyMap<string, number>, into?: Map<string, BlockFacts>): Promise<string[]> {
-    let unknown: string[] = [];
-    for (const [hash, number] of blocks) {
-      const facts = blockFacts.get(hash);
-      if (facts?.number === number) into?.set(hash, facts);
-      else unknown.push(hash);
-    }
+    let unknown = withoutFacts([...blocks.keys()], blocks, into);
     if (!unknown.length || !deps.storedHeaders) return unknown;
     let stored: ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>;
     try {
@@ -150,6 +145,20 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       return false;
     });
     return unknown;
+  }
+
+  /**
+   * The hashes of `blocks` with no facts remembered; those remembered go `into` the map given. Called again right
+   * before the node is asked (in the same turn): another page may have checked a block meanwhile, and the
+   * pipeline taken its header, which the node would then be asked for again.
+   */
+  function withoutFacts(hashes: readonly string[], blocks: ReadonlyMap<string, number>, into?: Map<string, BlockFacts>): string[] {
+    return hashes.filter((hash) => {
+      const facts = blockFacts.get(hash);
+      if (facts === undefined || facts.number !== blocks.get(hash)) return true;
+      into?.set(hash, facts);
+      return false;
+    });
   }
 
   /**
@@ -234,7 +243,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         if (log.blockNumber >= slice.from) slice.skipped.push(log);
       }
       // every block of the answer not known yet, in as few batches as possible; each page then finds its headers remembered
-      await headers.get(await notKnown(blocks));
+      const unknown = await notKnown(blocks);
+      await headers.get(withoutFacts(unknown, blocks));
       settle!.resolve(slices);
       return slices.get(me.contract)!;
     } catch (err) {
@@ -286,7 +296,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const blocks = new Map<string, number>();
     for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
     const known = new Map<string, BlockFacts>();
-    const unchecked = await notKnown(blocks, known);
+    const unchecked = withoutFacts(await notKnown(blocks, known), blocks, known);
     const raw = unchecked.length ? await headers.get(unchecked) : new Map<string, unknown>();
     const problems: string[] = [];
     for (const hash of unchecked) {
