@@ -66,7 +66,8 @@ describe('httpStatusError', () => {
         return [status, err.message];
       }),
     );
-    expect(messages[401]).toContain('check the project id in CHAIN_API_URL');
+    expect(messages[401]).toContain('does not accept the project id (or key): check it in CHAIN_API_URL');
+    expect(messages[401]).toContain('for a node, where its provider puts the key');
     expect(messages[403]).toContain('plan capacity is exceeded');
     expect(messages[404]).toContain('check that CHAIN_API_URL is the base URL');
     expect(messages[400]).toContain('HTTP 400 x "y"');

@@ -92,7 +92,11 @@ export interface HttpStatusDetails {
 
 /** What to do next, by status. */
 function statusHint(status: number): string {
-  if (status === 401) return 'the API does not accept the project id: check the project id in CHAIN_API_URL (the last path segment of the base URL)';
+  if (status === 401)
+    return (
+      'the API does not accept the project id (or key): check it in CHAIN_API_URL (for the builder API the last path segment of the base URL; ' +
+      'for a node, where its provider puts the key: the path, the query such as ?apikey=, or user info)'
+    );
   if (status === 403) return 'the plan capacity is exceeded: wait until the plan quota resets or raise the plan, then run again (committed progress is kept)';
   if (status === 404) return 'no such endpoint: check that CHAIN_API_URL is the base URL of the chain API, like https://<network>.<provider>/<project-id>';
   if (status === 429) return 'rate limited: lower the requests per second if this happens often';
