@@ -126,7 +126,7 @@ describe('headersByHash against the reference server', () => {
     );
     expect(err).toBeInstanceOf(HttpStatusError);
     expect(err?.message).toContain('HTTP 401 -32099 "authentication failed"');
-    expect(err?.message).toContain('check the project id in CHAIN_API_URL');
+    expect(err?.message).toContain('does not accept the project id (or key): check it in CHAIN_API_URL');
     expect(err?.message).toContain('POST http://127.0.0.1:');
     expect(err?.message).not.toContain('SECRET');
     expect(counters.rpcPosts).toBe(1);

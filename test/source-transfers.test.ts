@@ -139,7 +139,7 @@ describe('fetchPage errors that no retry can help', () => {
     const err = await failure(transfers.fetchPage({ contract: WETH, fromBlock: 0, toBlock: TOP, pageSize: 10 }));
     expect(err).toBeInstanceOf(HttpStatusError);
     expect(err.message).toContain('HTTP 401 unauthorized "unknown project id: check the base URL"');
-    expect(err.message).toContain('check the project id in CHAIN_API_URL');
+    expect(err.message).toContain('does not accept the project id (or key): check it in CHAIN_API_URL');
     expect(err.message).toContain('/<redacted>/builder/getTokenTransfers');
     expect(err.message).not.toContain('SECRET');
     expect(counters).toMatchObject({ transferRequests: 1, retries: 0 });
