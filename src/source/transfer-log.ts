@@ -132,7 +132,7 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
       kind: 'transfer',
       transfer: {
         contractAddress: address!,
-        // lower-cased after joining: a flat string (a joined one is hashed by every Map it is looked up in, and keeps the topic alive)
+        // lower-cased after joining, meant to leave one flat string rather than a join kept with its topic (not measured apart)
         fromAddress: `0x${from.slice(26)}`.toLowerCase(),
         toAddress: `0x${to.slice(26)}`.toLowerCase(),
         value: BigInt(data!).toString(),
