@@ -15,6 +15,8 @@ export function isHexQuantity(text: string): boolean {
 
 /** @example toQuantity(255n) // → '0xff' */
 export function toQuantity(value: bigint | number): string {
+  // a number needs no BigInt (the reference server writes four per log it serves)
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return `0x${value.toString(16)}`;
   const v = BigInt(value);
   if (v < 0n) throw new RangeError(`a quantity cannot be negative: ${v}`);
   return `0x${v.toString(16)}`;

@@ -160,10 +160,11 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
         let end = i + 1;
         while (end < rows.length && rows[end]!.blockNumber === t.blockNumber) end++;
         const block = remember(t, contract);
-        if (bloomProven) {
-          // the source checked them against this block's verified header
-        } else if (block.bloom) blooms.check(block.bloom, rows, i, end);
-        else for (let k = i; k < end; k++) block.waiting.push(rows[k]!);
+        // rows the source proved against this block's verified header are counted above, not checked again
+        if (!bloomProven) {
+          if (block.bloom) blooms.check(block.bloom, rows, i, end);
+          else for (let k = i; k < end; k++) block.waiting.push(rows[k]!);
+        }
         i = end;
       }
       if (candidates.length >= scope.batchSize) await sift();

@@ -63,7 +63,7 @@ describe('readTransferLog', () => {
     expect(TRANSFER_TOPIC).toBe('0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef');
   });
 
-  it('reads a 3-topic log with 32 bytes of data as an ERC-20 transfer, without the block time', () => {
+  it('reads a 3-topic log with 32 bytes of data as an ERC-20 transfer, its block time left empty', () => {
     const { reading, problems } = read(rawLog());
     expect(problems).toEqual([]);
     expect(reading).toEqual({
@@ -75,6 +75,7 @@ describe('readTransferLog', () => {
         value: '1000000',
         blockHash: h('b'),
         blockNumber: 17_000_000,
+        blockTimestamp: '',
         transactionHash: h('c'),
         transactionIndex: 3,
         logIndex: 5,

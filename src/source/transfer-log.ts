@@ -11,8 +11,11 @@ import { BadResponseError } from './errors.ts';
  * dependency.
  */
 
-/** A transfer as its log tells it: a row but the block's time, which comes from the block's header. */
-export type LogTransfer = Omit<TransferRecord, 'blockTimestamp'>;
+/**
+ * A transfer as its log tells it: a row whose `blockTimestamp` is empty until the block's header gives it
+ * (`withBlockTimestamp`), built in the dataset's field order so that the row is this very object.
+ */
+export type LogTransfer = TransferRecord;
 
 /** Where a log is: what a skipped log or a reorg signal is counted and reported by. */
 export interface LogPlace {
@@ -138,6 +141,7 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
         value: BigInt(data!).toString(),
         blockHash: blockHash!,
         blockNumber: blockNumber!,
+        blockTimestamp: '',
         transactionHash: transactionHash!,
         transactionIndex: transactionIndex!,
         logIndex: logIndex!,
@@ -271,23 +275,14 @@ export function blockTimestampOf(headerTimestamp: string): string {
 }
 
 /**
- * The row: the transfer with its block's time (`blockTimestampOf` its header), fields in dataset order.
+ * The row: the transfer given its block's time (`blockTimestampOf` its header), fields in dataset order. The
+ * transfer itself becomes the row (a million rows a run are not copied once more).
  *
- * @example withBlockTimestamp(transfer, '2023-04-08T21:26:11.000Z') // → { contractAddress, …, blockTimestamp: '2023-04-08T21:26:11.000Z', … }
+ * @example withBlockTimestamp(transfer, '2023-04-08T21:26:11.000Z') // → transfer, now { contractAddress, …, blockTimestamp: '2023-04-08T21:26:11.000Z', … }
  */
 export function withBlockTimestamp(t: LogTransfer, blockTimestamp: string): TransferRecord {
-  return {
-    contractAddress: t.contractAddress,
-    fromAddress: t.fromAddress,
-    toAddress: t.toAddress,
-    value: t.value,
-    blockHash: t.blockHash,
-    blockNumber: t.blockNumber,
-    blockTimestamp,
-    transactionHash: t.transactionHash,
-    transactionIndex: t.transactionIndex,
-    logIndex: t.logIndex,
-  };
+  t.blockTimestamp = blockTimestamp;
+  return t;
 }
 
 /**
