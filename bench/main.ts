@@ -9,14 +9,17 @@ import { benchHeaderHashing, formatHeaderHashing } from './header-hashing.ts';
 import type { LoadFigures } from './measure-load.ts';
 import { LOGS_ERROR_STYLES, type LogsErrorStyle } from '../src/devnet/logs-limit-errors.ts';
 import { benchNode, type NodeBenchResult } from './node-bench.ts';
+import { compareFirstLoads, describeServer, firstLoadRows, readServerSettings, type FirstLoadServer } from './first-load.ts';
 import { formatStartup, measureStartup, type StartupBenchResult } from './startup-bench.ts';
 import { formatTable, nodeTargetRows, targetRows } from './targets.ts';
 
 /**
- * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-exporter] [--skip-node]
- * [--only devnet|exporter|node] [--node-styles LIST] [--database-url URL] [--rate-limit R] [--latency-ms MS] [--statements]
- * [--run-timeout SECONDS] [--max-wal-size SIZE]`: prints the figures of the speed and memory targets, each measured
- * in this one run: the reference server alone, then the exporter end to end with the builder source
+ * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-first-load] [--skip-exporter]
+ * [--skip-node] [--only devnet|first-load|exporter|node] [--node-styles LIST] [--database-url URL] [--rate-limit R] [--latency-ms MS]
+ * [--statements] [--run-timeout SECONDS] [--max-wal-size SIZE]`: prints the figures of the speed and memory targets, each measured
+ * in this one run: the reference server alone, then the first load against a plain COPY of the rows it wrote on
+ * stock settings (first-load.ts: an embedded server as initdb leaves it, `DATABASE_URL`'s when given, and the tuned
+ * embedded one as a labelled extra), then the exporter end to end with the builder source
  * (reference server → exporter → PostgreSQL, each in its own process), then with the node source (`eth_getLogs`
  * under a results cap, per error style: node-bench.ts). `--only PART` runs that part alone; `--node-styles`
  * names the error styles (comma-separated; default all six, the first also gets the whole chain). Never part of `npm test`: machines
@@ -24,8 +27,9 @@ import { formatTable, nodeTargetRows, targetRows } from './targets.ts';
  * `--statements` adds, per exporter run, PostgreSQL's execution time by statement (pg_stat_statements) and the
  * plans of statements slower than 5 s (auto_explain, embedded server only); both cost a little themselves:
  * leave it off for the figures of record. An exporter run still going after `--run-timeout` seconds (default
- * 1200) is stopped, and its scenario fails saying what PostgreSQL was running. The embedded server runs with
- * `max_wal_size` `--max-wal-size` (default 8GB, the usual setting for bulk loads; `1GB` is PostgreSQL's default).
+ * 1200) is stopped, and its scenario fails saying what PostgreSQL was running. Past the first-load comparison, the
+ * embedded server runs with `max_wal_size` `--max-wal-size` (default 8GB, the usual setting for bulk loads; `1GB` is
+ * PostgreSQL's default).
  */
 const { values } = parseArgs({
   options: {
@@ -37,6 +41,7 @@ const { values } = parseArgs({
     'skip-devnet': { type: 'boolean', default: false },
     'skip-exporter': { type: 'boolean', default: false },
     'skip-node': { type: 'boolean', default: false },
+    'skip-first-load': { type: 'boolean', default: false },
     only: { type: 'string' },
     'node-styles': { type: 'string', default: LOGS_ERROR_STYLES.join(',') },
     'database-url': { type: 'string' },
@@ -55,7 +60,7 @@ const positive = (name: string, text: string) => {
   }
   return n;
 };
-const PARTS = ['devnet', 'exporter', 'node'] as const;
+const PARTS = ['devnet', 'first-load', 'exporter', 'node'] as const;
 const only = values.only;
 if (only !== undefined && !(PARTS as readonly string[]).includes(only)) {
   process.stderr.write(`npm run bench: --only must be one of ${PARTS.join(', ')}, got ${JSON.stringify(only)}\n`);
@@ -69,6 +74,7 @@ if (unknownStyle !== undefined || nodeStyles.length === 0) {
 }
 const runs = {
   devnet: !values['skip-devnet'] && (only === undefined || only === 'devnet'),
+  firstLoad: !values['skip-first-load'] && (only === undefined || only === 'first-load'),
   exporter: !values['skip-exporter'] && (only === undefined || only === 'exporter'),
   node: !values['skip-node'] && (only === undefined || only === 'node'),
 };
@@ -80,6 +86,11 @@ const TOKENS = 3;
 /** The reference server's `--logs-max-results` for the node figures: Infura's and Alchemy's cap. */
 const NODE_MAX_RESULTS = 10_000;
 const dense = { transfers, blocks: Math.max(1000, Math.round(transfers / 10)) };
+/** Issue 18's two loads: a fifth of the dense chain's transfers of four contracts, and the dense chain itself. */
+const firstLoadSizes = [
+  { transfers: Math.round(transfers / 5), blocks: Math.max(200, Math.round(transfers / 50)), tokens: 4 },
+  { ...dense, tokens: TOKENS },
+];
 const sizes = {
   dense,
   growth: { transfers: Math.round(transfers / 10), blocks: Math.max(100, Math.round(transfers / 100)) },
@@ -116,6 +127,37 @@ if (runs.devnet) {
     };
   } catch (err) {
     devnet = { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+// issue 18: the first load against a plain COPY on stock settings (an embedded server as initdb leaves it, and
+// DATABASE_URL's when given), and on the tuned embedded server as a labelled extra
+const firstLoads: FirstLoadServer[] = [];
+if (runs.firstLoad) {
+  const databaseUrl = values['database-url'] ?? process.env['DATABASE_URL'];
+  const servers = [
+    { label: 'embedded, initdb defaults', databaseUrl: undefined, maxWalSize: undefined, extra: false },
+    ...(databaseUrl ? [{ label: 'DATABASE_URL', databaseUrl, maxWalSize: undefined, extra: false }] : []),
+    { label: `embedded, tuned: max_wal_size ${values['max-wal-size']}`, databaseUrl: undefined, maxWalSize: values['max-wal-size'], extra: true },
+  ];
+  for (const s of servers) {
+    note(`first load vs plain COPY on ${s.label}`);
+    const server = await benchPostgres(s.databaseUrl, { ...(s.maxWalSize && { maxWalSize: s.maxWalSize }) });
+    try {
+      const settings = await readServerSettings(server.serverUrl);
+      note(`  ${describeServer(settings)}`);
+      const sizes = await compareFirstLoads({
+        postgres: server,
+        sizes: firstLoadSizes,
+        pageSize: PAGE_SIZE,
+        concurrency: CONCURRENCY,
+        runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']),
+        note,
+      });
+      firstLoads.push({ label: s.label, server: settings, extra: s.extra, sizes });
+    } finally {
+      await server.stop();
+    }
   }
 }
 
@@ -165,9 +207,14 @@ if (runs.exporter || runs.node) {
 }
 
 const loadAtEnd = loadavg();
-const targets = [...targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY }), ...(node ? nodeTargetRows(node) : [])];
+const targets = [
+  ...firstLoadRows(firstLoads),
+  ...targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY }),
+  ...(node ? nodeTargetRows(node) : []),
+];
 const failed =
   devnet?.ok === false ||
+  firstLoads.some((s) => s.sizes.some((r) => !r.ok)) ||
   startup?.ok === false ||
   (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok)) ||
   node?.full?.ok === false ||
@@ -185,6 +232,7 @@ const figures = {
   devnet,
   exporter,
   startup,
+  firstLoads,
   node,
   targets,
 };
@@ -201,6 +249,7 @@ if (values.json) {
   out('\n');
   out(formatTable(targets));
   if (startup) out(`\n${formatStartup(startup)}`);
+  if (firstLoads.length) out(formatFirstLoads(firstLoads));
   if (devnet?.ok) {
     const d = devnet.value;
     out('\n');
@@ -302,6 +351,25 @@ function formatNodeRuns(node: NodeBenchResult): string {
       for (const [contract, c] of Object.entries(l.byContract)) {
         lines.push(`    ${contract}: ${int(c.calls)} calls, ${int(c.refused)} refused, ${int(c.logs)} logs, mean ${int(c.meanLogs)} per answer`);
       }
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Each server of the first-load comparison with its settings, and each load's phases (wall seconds, share). */
+function formatFirstLoads(servers: readonly FirstLoadServer[]): string {
+  const lines = ['\nfirst load ÷ plain COPY of the same rows (transfers and headers), the first load timed as the whole CLI process:'];
+  for (const s of servers) {
+    lines.push(`  ${s.label}${s.extra ? ' (an extra line, not held to the target)' : ''}: ${describeServer(s.server)}`);
+    for (const r of s.sizes) {
+      if (!r.ok) continue;
+      const { load, copy, ratio } = r.value;
+      lines.push(
+        `    ${int(r.value.size.transfers)} transfers, ${int(copy.headers)} headers: ${ratio.toFixed(2)}; first load ${load.wallSeconds.toFixed(2)} s ` +
+          `(CPU ${sec(load.cpuSeconds.exporter)} exporter, ${sec(load.cpuSeconds.server)} server, ${sec(load.cpuSeconds.postgres)} PostgreSQL; peak RSS ${int(load.peakRssMb)} MB), plain COPY ${copy.seconds.toFixed(2)} s`,
+      );
+      // the time budget: the whole process's wall time, part by part (`--time-budget`, plus start-up and shutdown)
+      for (const p of load.budget ?? []) lines.push(`      ${p.part.padEnd(34)} ${p.seconds.toFixed(2).padStart(6)} s  ${String(Math.round(100 * p.share)).padStart(3)} %`);
     }
   }
   return `${lines.join('\n')}\n`;

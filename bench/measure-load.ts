@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import type { BudgetReport } from '../src/common/time-budget.ts';
+import { wallBudget, type WallPart } from './wall-budget.ts';
 import { apiUse, type ApiUse } from './api-efficiency.ts';
 import { withClient, type BenchDatabase, type BenchPostgres } from './bench-database.ts';
 import type { DevnetProcess } from './devnet-process.ts';
@@ -26,6 +29,8 @@ export interface LoadFigures {
   statements?: StatementTime[];
   /** With `statements`: the plans of the statements that took more than 5 s (auto_explain). */
   slowPlans?: string[];
+  /** With `budgetFile`: where the process's wall time went (`--time-budget`, plus start-up and shutdown). */
+  budget?: WallPart[];
 }
 
 /** The exporter process doing nothing (`erc20-etl --help`): its fixed start-up cost and memory. */
@@ -79,6 +84,8 @@ export interface LoadContext {
   headerBatchSize?: number;
   /** An exporter process still running after this long is stopped, and the run fails saying what it was doing. */
   timeoutMs: number;
+  /** Ask the exporter for its time budget (`--time-budget`), written to this file. */
+  budgetFile?: string;
   note(line: string): void;
 }
 
@@ -96,7 +103,8 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
     ctx.postgres.takeSlowPlans();
   }
   let busy: string[] = [];
-  const run = await runExporterProcess(args, { DATABASE_URL: ctx.db.url, CHAIN_API_URL: ctx.devnet.apiUrl }, ctx.probes, {
+  const command = ctx.budgetFile ? [...args, '--time-budget', ctx.budgetFile] : args;
+  const run = await runExporterProcess(command, { DATABASE_URL: ctx.db.url, CHAIN_API_URL: ctx.devnet.apiUrl }, ctx.probes, {
     timeoutMs: ctx.timeoutMs,
     onTimeout: async () => {
       busy = await withClient(ctx.db.url, (c) => runningStatements(c));
@@ -161,6 +169,7 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
     },
     exact: counts.transfers === ctx.chain.transfers && counts.headers === ctx.chain.distinctBlocks,
     ...(statements && { statements, slowPlans: ctx.postgres.takeSlowPlans() }),
+    ...(ctx.budgetFile && { budget: wallBudget(run.startedAt, run.endedAt, JSON.parse(await readFile(ctx.budgetFile, 'utf8')) as BudgetReport) }),
   };
   ctx.note(
     `  ${fmt(figures.rows)} rows in ${figures.wallSeconds.toFixed(1)} s (${fmt(figures.rowsPerSecond)} rows/s), peak RSS ${fmt(figures.peakRssMb)} MB, ` +

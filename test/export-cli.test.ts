@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -140,6 +140,40 @@ describe('a header batch larger than the endpoint takes', () => {
       await target.drop();
       await limited.close();
     }
+  });
+});
+
+describe('erc20-etl backfill --time-budget', () => {
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  beforeAll(async () => {
+    target = await migratedWarehouse('cli_time_budget');
+  });
+  afterAll(() => target.drop());
+  const args = () => ['backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', '500', '--to', '899', '--page-size', '300'];
+
+  it('refuses a file it cannot write before the run starts, naming it', async () => {
+    const file = join(tmp, 'no-such-folder', 'budget.json');
+    const r = await runCli([...args(), '--time-budget', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`--time-budget: cannot write ${file}`);
+    const runs = await target.warehouse.pool.query('SELECT count(*)::int AS n FROM export_runs');
+    expect(runs.rows[0].n).toBe(0);
+  });
+
+  it("writes where the run's wall time went, every part, adding up to the run's span", async () => {
+    const file = join(tmp, 'budget.json');
+    const r = await runCli([...args(), '--time-budget', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+    const report = JSON.parse(readFileSync(file, 'utf8')) as { startedAt: number; endedAt: number; seconds: Record<string, number> };
+    expect(Object.keys(report.seconds)).toEqual(['parse', 'copy', 'commit', 'headers', 'api', 'other']);
+    for (const s of Object.values(report.seconds)) expect(s).toBeGreaterThanOrEqual(0);
+    // 3,000 rows were parsed and copied
+    expect(report.seconds.parse).toBeGreaterThan(0);
+    expect(report.seconds.copy).toBeGreaterThan(0);
+    const total = Object.values(report.seconds).reduce((a, b) => a + b, 0);
+    expect(total).toBeCloseTo((report.endedAt - report.startedAt) / 1000, 3);
+    expect(r.stdout).toMatch(/ {2}time: parse \d+\.\d\d s \(\d+ %\), copy .*; in .*budget\.json/);
   });
 });
 

@@ -1,3 +1,4 @@
+import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
@@ -48,6 +49,8 @@ export function createSource(deps: {
   job: SourceJob;
   /** A node source's deadline for one JSON-RPC answer (`--rpc-timeout`); the source's default when unset. */
   rpcTimeoutMs?: number | undefined;
+  /** Where the run's time goes (`--time-budget`). */
+  budget?: TimeBudget | undefined;
 }): RunSource {
   const { api, logger, clock, warehouse, job } = deps;
   const { requestsPerSecond } = job;
@@ -59,12 +62,18 @@ export function createSource(deps: {
     logger,
     clock,
     counters,
+    ...(deps.budget && { budget: deps.budget }),
     ...(requestsPerSecond !== undefined && {
       limiter: createSharedRateLimiter({ warehouse, key: rateLimitKey(api.base), requestsPerSecond, clock }),
     }),
   });
   if (job.source !== 'node') {
-    const builder = createBuilderSource({ http, transfers: createTransfersClient({ http }), rpc: createRpcClient({ http, batchSize: headerBatchSize }), counters });
+    const builder = createBuilderSource({
+      http,
+      transfers: createTransfersClient({ http, budget: deps.budget }),
+      rpc: createRpcClient({ http, batchSize: headerBatchSize }),
+      counters,
+    });
     return { ...builder, saveLearned: async () => undefined, learnedRange: () => undefined };
   }
   const startRange = async (): Promise<number | undefined> => {
@@ -91,6 +100,7 @@ export function createSource(deps: {
         rpcTimeoutMs: deps.rpcTimeoutMs,
         startRange: start,
         storedHeaders: (hashes) => knownHeaders(warehouse.db, hashes),
+        budget: deps.budget,
       }),
   });
   return {
@@ -114,6 +124,7 @@ function nodeSource(deps: {
   rpcTimeoutMs: number | undefined;
   startRange: number | undefined;
   storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
+  budget: TimeBudget | undefined;
 }): NodeSource {
   return createNodeSource({
     http: deps.http,
@@ -122,6 +133,7 @@ function nodeSource(deps: {
     clock: deps.clock,
     logger: deps.logger,
     storedHeaders: deps.storedHeaders,
+    ...(deps.budget && { budget: deps.budget }),
     ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
     ...(deps.startRange !== undefined && { startRange: deps.startRange }),
   });

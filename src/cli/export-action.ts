@@ -6,16 +6,19 @@ import type { JobConfig } from '../config/job-schema.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { exportJob } from './exporter.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
-import { summaryText } from './summary.ts';
+import { budgetText, summaryText } from './summary.ts';
+import { writeFile } from 'node:fs/promises';
+import { createTimeBudget } from '../common/time-budget.ts';
 import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
 
-/** `--rpc-timeout`, as commander hands it over. */
+/** `--rpc-timeout` and `--time-budget`, as commander hands them over. */
 export interface SourceFlags {
   rpcTimeout?: string;
+  timeBudget?: string;
 }
 
 /** `erc20-etl backfill --contract … --from N --to N [--source node]`: the range as an ad-hoc job, run now. */
-export async function backfill(flags: ConnectionFlags & BackfillFlags & MetricsFlags): Promise<void> {
+export async function backfill(flags: ConnectionFlags & BackfillFlags & MetricsFlags & Pick<SourceFlags, 'timeBudget'>): Promise<void> {
   const job = backfillJob(flags);
   await exportAndPrint(job, flags, 'backfill');
 }
@@ -31,15 +34,36 @@ async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags &
     const which = file ? `the job file ${file} reads the builder API ("source": "builder")` : 'this backfill reads the builder API (add --source node for a node)';
     throw new ConfigError(`--rpc-timeout applies to node sources only: ${which}.`);
   }
+  const budget = flags.timeBudget === undefined ? undefined : createTimeBudget();
   const timeoutMs = rpcTimeoutMs(flags);
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: job.source });
+  // a file that cannot be written stops the run before it starts, not after
+  if (flags.timeBudget !== undefined) await writeBudget(flags.timeBudget, {});
   limitHeapGrowth();
   const terminal = createTerminalLines();
   const logger = createLogger({ terminal });
   const summary = await withMetricsServed(flags, logger, (metrics) =>
-    exportJob({ databaseUrl: settings.databaseUrl!, api: settings.api!, logger, terminal, tty: isTty(), rpcTimeoutMs: timeoutMs, ...(metrics && { metrics }) }, job, command),
+    exportJob(
+      { databaseUrl: settings.databaseUrl!, api: settings.api!, logger, terminal, tty: isTty(), rpcTimeoutMs: timeoutMs, ...(metrics && { metrics }), ...(budget && { budget }) },
+      job,
+      command,
+    ),
   );
   process.stdout.write(summaryText(summary));
+  if (budget && flags.timeBudget !== undefined) {
+    const report = budget.report();
+    await writeBudget(flags.timeBudget, report);
+    process.stdout.write(budgetText(report, flags.timeBudget));
+  }
+}
+
+/** Writes the time budget's JSON, or says which file could not be written and why. */
+async function writeBudget(file: string, report: object): Promise<void> {
+  try {
+    await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  } catch (err) {
+    throw new ConfigError(`--time-budget: cannot write ${file} (${(err as Error).message}); name a file in a folder you may write to.`);
+  }
 }
 
 function isTty(): boolean {

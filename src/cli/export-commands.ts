@@ -7,6 +7,7 @@ import type { SourceFlags } from './export-action.ts';
 import type { ProbeFlags } from './probe-action.ts';
 
 const RPC_TIMEOUT_HELP = 'node sources: how long one JSON-RPC call may go unanswered before it is asked again over fewer blocks (default 30)';
+const TIME_BUDGET_HELP = "write where the run's wall time went (parse, copy, commit, headers, api, other; seconds, as JSON) to this file";
 
 /**
  * `migrate`, `backfill`, `run`, `status`, `probe` and `report`: the exporter's commands. Each action imports its implementation
@@ -32,10 +33,11 @@ export function registerExportCommands(program: Command): void {
         .option('--concurrency <n>', 'chunks read at once (default 4)')
         .option('--header-batch-size <n>', 'headers asked per JSON-RPC POST, 1 to 1000 (default 100)')
         .option('--source <kind>', "where to read: builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC: eth_getLogs)")
-        .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP),
+        .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP)
+        .option('--time-budget <file>', TIME_BUDGET_HELP),
     ),
     true,
-  ).action(async (flags: ConnectionFlags & BackfillFlags & MetricsFlags) => {
+  ).action(async (flags: ConnectionFlags & BackfillFlags & MetricsFlags & SourceFlags) => {
     const { backfill } = await import('./export-action.ts');
     await backfill(flags);
   });
@@ -46,7 +48,8 @@ export function registerExportCommands(program: Command): void {
         .command('run')
         .description('run a job file: its contracts and ranges, or to the chain head')
         .argument('<job-file>', 'e.g. jobs/nightly.json')
-        .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP),
+        .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP)
+        .option('--time-budget <file>', TIME_BUDGET_HELP),
     ),
     true,
   ).action(async (file: string, flags: ConnectionFlags & MetricsFlags & SourceFlags) => {

@@ -1,3 +1,4 @@
+import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
@@ -25,6 +26,8 @@ export interface ExportOptions {
   metrics?: RunMetrics;
   /** A node source's deadline for one JSON-RPC answer (`--rpc-timeout`); the source's default when unset. */
   rpcTimeoutMs?: number;
+  /** Where the run's time goes (`--time-budget`): every stage times its part. */
+  budget?: TimeBudget;
 }
 
 /** What a run did (`runJob`), with what its source skipped and learned. */
@@ -43,7 +46,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
   const { logger } = options;
   const clock = options.clock ?? systemClock;
   const warehouse = createWarehouse({ databaseUrl: options.databaseUrl, logger, maxConnections: job.concurrency + 4 });
-  const source = createSource({ api: options.api, logger, clock, warehouse, concurrency: job.concurrency, job, rpcTimeoutMs: options.rpcTimeoutMs });
+  const source = createSource({ api: options.api, logger, clock, warehouse, concurrency: job.concurrency, job, rpcTimeoutMs: options.rpcTimeoutMs, budget: options.budget });
   try {
     await ensureMigrated(warehouse);
     const summary = await runJob(
@@ -55,6 +58,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
         clock,
         progress: createProgress({ tty: options.tty, logger, job: job.name, ...(options.terminal && { terminal: options.terminal }) }),
         ...(options.metrics && { metrics: options.metrics }),
+        ...(options.budget && { budget: options.budget }),
       },
       job,
       command,

@@ -1,8 +1,20 @@
+import type { BudgetReport } from '../common/time-budget.ts';
 import type { RunSummary } from '../pipeline/run-job.ts';
 import type { SkippedLogCounts } from '../source/source.ts';
 
 /** A run's summary, with what a node source skipped and learned when it says so. */
 type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number };
+
+/**
+ * The run's wall time by part (`--time-budget`), seconds and share, and where the whole report went.
+ *
+ * @example budgetText(report, 'budget.json') // → '  time: parse 1.20 s (31 %), copy 0.90 s (23 %), …, other 0.10 s (3 %); in budget.json\n'
+ */
+export function budgetText(report: BudgetReport, file: string): string {
+  const span = (report.endedAt - report.startedAt) / 1000;
+  const parts = (Object.entries(report.seconds) as [string, number][]).map(([part, s]) => `${part} ${s.toFixed(2)} s (${span > 0 ? Math.round((100 * s) / span) : 0} %)`);
+  return `  time: ${parts.join(', ')}; in ${file}\n`;
+}
 
 /** What a finished run says on stdout: per range, totals, API use, and logs skipped as not ERC-20 transfers. */
 export function summaryText(s: SummaryInput): string {

@@ -1,3 +1,4 @@
+import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
@@ -23,6 +24,8 @@ export interface RunnerDeps {
   clock: Clock;
   metrics?: RunMetrics;
   progress?: Progress;
+  /** Where the run's time goes (`--time-budget`); nothing is kept without it. */
+  budget?: TimeBudget;
 }
 
 export interface ChunkWork {

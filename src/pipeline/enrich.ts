@@ -1,3 +1,4 @@
+import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
@@ -18,6 +19,8 @@ export interface EnrichDeps {
   clock: Clock;
   /** Counts the transfers checked against their block's logsBloom. */
   metrics?: Pick<RunMetrics, 'transfersBloomChecked'>;
+  /** Where the run's time goes (`--time-budget`): headers fetched, checked and stored count as `headers`. */
+  budget?: TimeBudget;
 }
 
 /** A header that passed its checks, with the block it was fetched for, before it is stored. */
@@ -73,36 +76,38 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
   let stored = 0;
   const check = deps.source.checks?.checkHeader ?? checkHeader;
   try {
-    await withRetry(
-      async () => {
-        const answers = await deps.source.headersByHash(pending.map((m) => m.hash));
-        const verified: VerifiedHeader<H>[] = [];
-        const notFound: H[] = [];
-        for (const m of pending) {
-          const raw = answers.get(m.hash);
-          if (raw === null || raw === undefined) notFound.push(m);
-          else verified.push({ block: m, checked: check(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }) });
-        }
-        const checked = verified.map((v) => v.checked);
-        for (const c of checked) {
-          if (!c.hashVerified)
-            deps.logger.warn({
-              msg: 'header kept unverified: it has fields this tool cannot hash',
-              job: scope.job,
-              block: Number(BigInt(c.header.number!)),
-              fields: Object.keys(c.extra ?? {}),
-            });
-        }
-        if (beforeStoring && verified.length) await beforeStoring(verified);
-        stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
-        pending = notFound;
-        if (pending.length) throw new HeadersNotFoundYet(pending);
-      },
-      {
-        ...NOT_FOUND_RETRY,
-        clock: deps.clock,
-        onRetry: (_err, attempt) => deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, blocks: pending.length, attempt }),
-      },
+    await (deps.budget ?? NO_BUDGET).time('headers', () =>
+      withRetry(
+        async () => {
+          const answers = await deps.source.headersByHash(pending.map((m) => m.hash));
+          const verified: VerifiedHeader<H>[] = [];
+          const notFound: H[] = [];
+          for (const m of pending) {
+            const raw = answers.get(m.hash);
+            if (raw === null || raw === undefined) notFound.push(m);
+            else verified.push({ block: m, checked: check(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }) });
+          }
+          const checked = verified.map((v) => v.checked);
+          for (const c of checked) {
+            if (!c.hashVerified)
+              deps.logger.warn({
+                msg: 'header kept unverified: it has fields this tool cannot hash',
+                job: scope.job,
+                block: Number(BigInt(c.header.number!)),
+                fields: Object.keys(c.extra ?? {}),
+              });
+          }
+          if (beforeStoring && verified.length) await beforeStoring(verified);
+          stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
+          pending = notFound;
+          if (pending.length) throw new HeadersNotFoundYet(pending);
+        },
+        {
+          ...NOT_FOUND_RETRY,
+          clock: deps.clock,
+          onRetry: (_err, attempt) => deps.logger.warn({ msg: 'headers not found yet; asking again', job: scope.job, blocks: pending.length, attempt }),
+        },
+      ),
     );
   } catch (err) {
     if (!(err instanceof RetriesExhaustedError && err.lastError instanceof HeadersNotFoundYet)) throw err;

@@ -1,3 +1,4 @@
+import { NO_BUDGET } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { knownHeaders, type MissingHeader } from '../warehouse/headers.ts';
 import { fetchGroup, type EnrichDeps, type VerifiedHeader } from './enrich.ts';
@@ -72,6 +73,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   const pending = new Map<string, QueuedBlock>();
   let candidates: QueuedBlock[] = [];
   const batch: QueuedBlock[] = [];
+  const budget = deps.budget ?? NO_BUDGET;
   const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked(scope.job, n));
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
@@ -97,7 +99,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     block.bloom = bloom;
     const rows = block.waiting;
     block.waiting = [];
-    if (rows.length) blooms.check(bloom, rows);
+    if (rows.length) budget.timeSync('parse', () => blooms.check(bloom, rows));
   };
 
   /** Before verified headers are stored: the rows that waited for them (a header whose block holds a row its bloom rules out is not stored). */
@@ -162,7 +164,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
         const block = remember(t, contract);
         // rows the source proved against this block's verified header are counted above, not checked again
         if (!bloomProven) {
-          if (block.bloom) blooms.check(block.bloom, rows, i, end);
+          if (block.bloom) budget.timeSync('parse', () => blooms.check(block.bloom!, rows, i, end));
           else for (let k = i; k < end; k++) block.waiting.push(rows[k]!);
         }
         i = end;

@@ -1,3 +1,4 @@
+import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import { PageKeyRejectedError } from '../source/errors.ts';
 import type { Source } from '../source/source.ts';
@@ -16,6 +17,8 @@ export interface ChunkDeps {
   source: Pick<Source, 'fetchPage'>;
   logger: Logger;
   clock: Clock;
+  /** Where the run's time goes (`--time-budget`): a page asked of the source counts as `api` until it is there. */
+  budget?: TimeBudget;
 }
 
 export interface ChunkTask {
@@ -67,13 +70,15 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   // the next page is fetched while this one loads: the API and PostgreSQL work at the same time
   const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
-    const request = deps.source.fetchPage({
-      contract: task.contract,
-      fromBlock: queryFrom,
-      toBlock: chunk.toBlock,
-      pageSize: task.pageSize,
-      ...(key !== undefined && { pageKey: key }),
-    });
+    const request = (deps.budget ?? NO_BUDGET).time('api', () =>
+      deps.source.fetchPage({
+        contract: task.contract,
+        fromBlock: queryFrom,
+        toBlock: chunk.toBlock,
+        pageSize: task.pageSize,
+        ...(key !== undefined && { pageKey: key }),
+      }),
+    );
     request.catch(() => undefined); // awaited below, or abandoned when the run stops
     return request;
   };

@@ -1,3 +1,4 @@
+import { NO_BUDGET } from '../common/time-budget.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
@@ -78,8 +79,10 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       await setRunSpan(warehouse.db, runId, Math.min(...all.map((r) => r.fromBlock)), Math.max(...all.map((r) => r.toBlock)));
     }
     summaries.push(...(await phase(ranges, false)));
-    await ledger.stop();
-    await endRun(warehouse.db, runId, { status: 'succeeded' });
+    await (deps.budget ?? NO_BUDGET).time('commit', async () => {
+      await ledger!.stop();
+      await endRun(warehouse.db, runId!, { status: 'succeeded' });
+    });
     await reportLag(deps, job.name, contracts, head);
     deps.metrics?.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
     const ms = deps.clock.now() - started;
@@ -131,7 +134,9 @@ async function processRanges(
   });
   await lock.ensure();
   // ranges resumed from an earlier run may hold rows that run updated
-  const closed = await closeRanges(deps, { job, runId: scope.runId, ranges, head: scope.head, ledger, mayHaveUpdates: scope.resumed || ledger.totals.rowsUpdated > 0 });
+  const closed = await (deps.budget ?? NO_BUDGET).time('commit', () =>
+    closeRanges(deps, { job, runId: scope.runId, ranges, head: scope.head, ledger, mayHaveUpdates: scope.resumed || ledger.totals.rowsUpdated > 0 }),
+  );
   return ranges.map((r) => closed.get(r.id) ?? { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: 0, removed: 0 });
 }
 

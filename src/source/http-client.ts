@@ -1,3 +1,4 @@
+import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import { isAscii } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
@@ -41,6 +42,8 @@ export interface HttpClientConfig {
 }
 
 export interface HttpClientDeps {
+  /** Where the run's time goes (`--time-budget`): answers parsed count as `parse`. */
+  budget?: TimeBudget;
   endpoint: ApiEndpoint;
   config: HttpClientConfig;
   logger: Logger;
@@ -112,6 +115,7 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
  */
 export function createHttpClient(deps: HttpClientDeps): HttpClient {
   const { endpoint, config, logger, clock, counters } = deps;
+  const budget = deps.budget ?? NO_BUDGET;
   const { origin, requestPath, authorization } = endpointRequests(endpoint);
   const pool = new Pool(origin, {
     connections: config.connections,
@@ -192,7 +196,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     let json: unknown;
     let parseError: string | undefined;
     try {
-      json = JSON.parse(text);
+      json = budget.timeSync('parse', () => JSON.parse(text));
     } catch (err) {
       parseError = err instanceof Error ? err.message : String(err);
     }

@@ -1,3 +1,4 @@
+import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../common/clock.ts';
 import { RetryableError } from '../common/errors.ts';
@@ -48,6 +49,8 @@ export interface NodeSourceDeps {
    * blocks' times and blooms from them instead of asking the node, so a re-run fetches no header it has.
    */
   storedHeaders?: (hashes: readonly string[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
+  /** Where the run's time goes (`--time-budget`): logs read and checked count as `parse`, headers fetched as `headers`. */
+  budget?: TimeBudget;
 }
 
 const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -102,6 +105,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const { http, counters } = deps;
   const clock = deps.clock ?? systemClock;
   const rpcTimeoutMs = deps.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const budget = deps.budget ?? NO_BUDGET;
   const headers = createNodeHeaders({ http, batchSize: deps.headerBatchSize });
   const bloomBits = createBloomBitsCache();
   // the pipeline checks the same headers again with it: each header is hashed once
@@ -219,7 +223,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     try {
       const result = await callLogs();
       const contracts = contractsOf();
-      const answer = readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top });
+      const answer = budget.timeSync('parse', () => readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top }));
       ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
       ranges.answered(contracts, top - from + 1, logsPerContract(answer));
       const removed = answer.removed[0];
@@ -244,7 +248,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       }
       // every block of the answer not known yet, in as few batches as possible; each page then finds its headers remembered
       const unknown = await notKnown(blocks);
-      await headers.get(withoutFacts(unknown, blocks));
+      await budget.time('headers', () => headers.get(withoutFacts(unknown, blocks)));
       settle!.resolve(slices);
       return slices.get(me.contract)!;
     } catch (err) {
@@ -297,7 +301,20 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
     const known = new Map<string, BlockFacts>();
     const unchecked = withoutFacts(await notKnown(blocks, known), blocks, known);
-    const raw = unchecked.length ? await headers.get(unchecked) : new Map<string, unknown>();
+    const raw = unchecked.length ? await budget.time('headers', () => headers.get(unchecked)) : new Map<string, unknown>();
+    return budget.timeSync('parse', () => checkedRows(logs, contract, where, blocks, unchecked, raw, known));
+  }
+
+  /** `withTime`'s checks, once the headers are at hand: each new header's, then each row's against its block. */
+  function checkedRows(
+    logs: readonly TransferLog[],
+    contract: string,
+    where: string,
+    blocks: ReadonlyMap<string, number>,
+    unchecked: readonly string[],
+    raw: ReadonlyMap<string, unknown>,
+    known: Map<string, BlockFacts>,
+  ): TransferRecord[] {
     const problems: string[] = [];
     for (const hash of unchecked) {
       const number = blocks.get(hash)!;

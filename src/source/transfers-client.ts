@@ -1,3 +1,4 @@
+import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { HttpStatusError, PageKeyRejectedError } from './errors.ts';
 import type { HttpClient } from './http-client.ts';
@@ -32,7 +33,7 @@ const REMEMBERED_KEYS = 1024;
  * const page = await createTransfersClient({ http }).fetchPage({ contract: usdc, fromBlock: 17000000, toBlock: 17000100, pageSize: 1000 });
  * // GET {base}/builder/getTokenTransfers?contractAddress=0xa0b8…&fromBlock=17000000&toBlock=17000100&pageSize=1000
  */
-export function createTransfersClient({ http }: { http: HttpClient }): TransfersClient {
+export function createTransfersClient({ http, budget = NO_BUDGET }: { http: HttpClient; budget?: TimeBudget | undefined }): TransfersClient {
   // next page key → the last row of the page that gave it (bounded: a chunk that stops leaves one behind)
   const lastRows = new Map<string, TransferRecord>();
   return {
@@ -52,7 +53,7 @@ export function createTransfersClient({ http }: { http: HttpClient }): Transfers
         throw pageKeyRejection(err, request) ?? err;
       }
       const previous = request.pageKey === undefined ? undefined : lastRows.get(request.pageKey);
-      const page = continuePage(previous, parseTransfersPage(body, request), request);
+      const page = budget.timeSync('parse', () => continuePage(previous, parseTransfersPage(body, request), request));
       if (request.pageKey !== undefined) lastRows.delete(request.pageKey);
       const last = page.transfers.at(-1) ?? previous;
       if (page.nextPageKey !== undefined && last) {

@@ -1,3 +1,4 @@
+import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type pg from 'pg';
 import type { TransferKey, TransferRecord } from '../dataset/types.ts';
 import { EtlError } from '../common/errors.ts';
@@ -145,7 +146,7 @@ export async function endPageSession(client: pg.PoolClient): Promise<void> {
  * @example await loadPage(client, { runId, rangeId, chunkId, contract, rows, mode: 'merge', interior, carried, openRows, checkpoint })
  * // → { inserted: 0, updated: 2, unchanged: 998 }
  */
-export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<MergeCounts> {
+export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: TimeBudget = NO_BUDGET): Promise<MergeCounts> {
   if (!sessions.has(client)) {
     await client.query(PAGE_SESSION);
     sessions.add(client);
@@ -153,29 +154,36 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad): Promise<M
   const { pageKey, resumeToBlock, done, openKeys } = load.checkpoint;
   const checkpoint = [load.chunkId, pageKey, resumeToBlock, done, load.rows.length, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)];
   if (load.mode === 'merge') {
-    const held = await client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]);
+    const held = await budget.time('copy', () => client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]));
     if (held.rows[0]?.held) return { inserted: 0, updated: 0, unchanged: load.rows.length };
   }
-  await client.query('BEGIN');
+  await budget.time('commit', () => client.query('BEGIN'));
   try {
     let counts: MergeCounts;
     const carried = [load.carried.map((k) => k.transactionHash), load.carried.map((k) => k.logIndex)];
     if (load.mode === 'copy') {
       // oldest first: each index then grows at the end of the page's run of keys, and its pages stay full
-      await copyTransfers(client, 'token_transfers', oldestFirst(load.rows), ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`);
+      await budget.time('copy', () => copyTransfers(client, 'token_transfers', oldestFirst(load.rows), ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`));
       counts = { inserted: load.rows.length, updated: 0, unchanged: 0 };
     } else {
-      await copyTransfers(client, STAGING, load.rows);
-      const merged = await client.query<{ inserted: number; updated: number }>(MERGE, [load.runId]);
+      const merged = await budget.time('copy', async () => {
+        await copyTransfers(client, STAGING, load.rows);
+        return client.query<{ inserted: number; updated: number }>(MERGE, [load.runId]);
+      });
       const { inserted, updated } = merged.rows[0] ?? { inserted: 0, updated: 0 };
       counts = { inserted, updated, unchanged: load.rows.length - inserted - updated };
       if (load.interior) {
-        await client.query(HASH_AGAINST_PAGE);
-        await client.query(RECORD_MISSING, [load.rangeId, load.contract, load.interior.fromBlock, load.interior.toBlock, ...carried]);
+        const interior = load.interior;
+        await budget.time('copy', async () => {
+          await client.query(HASH_AGAINST_PAGE);
+          await client.query(RECORD_MISSING, [load.rangeId, load.contract, interior.fromBlock, interior.toBlock, ...carried]);
+        });
       }
     }
-    await client.query(CHECKPOINT, checkpoint);
-    await client.query('COMMIT');
+    await budget.time('commit', async () => {
+      await client.query(CHECKPOINT, checkpoint);
+      await client.query('COMMIT');
+    });
     return counts;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -1,3 +1,4 @@
+import type { TimeBudget } from '../common/time-budget.ts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
@@ -22,7 +23,11 @@ export interface PageWriter {
  * session's settings stay set up), taken on the first write. A page COPYs while the chunk is fresh (its
  * blocks held no row when it started); when a row is there after all, the chunk merges from then on.
  */
-export function openPageWriter(warehouse: Warehouse, deps: { logger: Logger; clock: Clock }, scope: { job: string; contract: string; chunk: ChunkState }): PageWriter {
+export function openPageWriter(
+  warehouse: Warehouse,
+  deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined },
+  scope: { job: string; contract: string; chunk: ChunkState },
+): PageWriter {
   const { chunk } = scope;
   let client: pg.PoolClient | undefined;
   let broken = false;
@@ -38,13 +43,13 @@ export function openPageWriter(warehouse: Warehouse, deps: { logger: Logger; clo
 
   const loadOn = async (into: pg.PoolClient, load: Omit<PageLoad, 'mode'>): Promise<MergeCounts> => {
     try {
-      return await loadPage(into, { ...load, mode: chunk.fresh ? 'copy' : 'merge' });
+      return await loadPage(into, { ...load, mode: chunk.fresh ? 'copy' : 'merge' }, deps.budget);
     } catch (err) {
       if (!(err instanceof AlreadyLoadedError)) throw err;
       // another job loaded these blocks meanwhile, or the chunk re-reads a block: merge from now on
       deps.logger.info({ msg: err.message, job: scope.job, contract: scope.contract, chunk: chunk.id });
       await setFresh(warehouse.db, chunk, false);
-      return loadPage(into, { ...load, mode: 'merge' });
+      return loadPage(into, { ...load, mode: 'merge' }, deps.budget);
     }
   };
 
