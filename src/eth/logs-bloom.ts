@@ -81,10 +81,21 @@ function generations(half: number, compute: (key: string) => readonly number[]):
   };
 }
 
-/** Which part of a transfer a block's bloom rules out, or undefined when the bloom may hold it all. */
-export function missingFromBloom(bloom: Uint8Array, transfer: BloomTransfer, bits: BloomBitsCache): 'contract address' | 'Transfer topic' | 'from topic' | 'to topic' | undefined {
-  if (!bloomHasBits(bloom, bits('address', transfer.contractAddress))) return 'contract address';
-  if (!bloomHasBits(bloom, TRANSFER_BITS)) return 'Transfer topic';
+/**
+ * Which part of a transfer a block's bloom rules out, or undefined when the bloom may hold it all. With
+ * `contractHeld`, the contract address and the Transfer topic are known to be in this bloom (an earlier row of
+ * the same contract and block passed): only the from and to topics are tested.
+ */
+export function missingFromBloom(
+  bloom: Uint8Array,
+  transfer: BloomTransfer,
+  bits: BloomBitsCache,
+  contractHeld = false,
+): 'contract address' | 'Transfer topic' | 'from topic' | 'to topic' | undefined {
+  if (!contractHeld) {
+    if (!bloomHasBits(bloom, bits('address', transfer.contractAddress))) return 'contract address';
+    if (!bloomHasBits(bloom, TRANSFER_BITS)) return 'Transfer topic';
+  }
   if (!bloomHasBits(bloom, bits('topic', transfer.fromAddress))) return 'from topic';
   if (!bloomHasBits(bloom, bits('topic', transfer.toAddress))) return 'to topic';
   return undefined;

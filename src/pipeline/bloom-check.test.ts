@@ -76,6 +76,27 @@ describe('the bloom check of stored transfers', () => {
     }
   });
 
+  it("after a row's contract passed a block's bloom, still tests the next rows' topics, and another contract's address", () => {
+    // a row of the fixture, and a transfer of the same contract moved into its block whose from or to topic the block's bloom rules out
+    const bits = createBloomBitsCache();
+    const pair = dataset.transfers
+      .flatMap((held) =>
+        dataset.transfers
+          .filter((t) => t.contractAddress === held.contractAddress && t.blockHash !== held.blockHash)
+          .map((t) => ({ held, moved: { ...t, blockHash: held.blockHash, blockNumber: held.blockNumber } })),
+      )
+      .find(({ moved }) => missingFromBloom(blooms.get(moved.blockHash)!, moved, bits)?.endsWith('topic'))!;
+    expect(pair, 'a row and a moved transfer of the same contract').toBeDefined();
+    const { held, moved } = pair;
+    const item = missingFromBloom(blooms.get(moved.blockHash)!, moved, bits)!;
+    const bloom = blooms.get(moved.blockHash)!;
+    expect(() => createBloomCheck().check(bloom, [held, moved])).toThrow(`rules out its ${item} (address ${item === 'from topic' ? moved.fromAddress : moved.toAddress})`);
+    // a row of a contract the bloom does not hold, after one it does
+    const stranger = { ...held, contractAddress: `0x${'00'.repeat(19)}01` };
+    expect(missingFromBloom(bloom, stranger, bits)).toBe('contract address');
+    expect(() => createBloomCheck().check(bloom, [held, stranger])).toThrow(`rules out its contract address ${stranger.contractAddress}`);
+  });
+
   it('checks every row of a call before failing, naming the first three and counting the rest', () => {
     const rows = dataset.transfers.slice(0, 6).map((t) => ({ ...t, blockNumber: 1, blockHash: `0x${'ab'.repeat(32)}` }));
     const check = createBloomCheck();

@@ -44,9 +44,12 @@ export function createBloomCheck(onChecked?: (rows: number) => void): BloomCheck
   return {
     check(bloom, rows, from = 0, to = rows.length) {
       let ruledOut: { row: BloomRow; item: RuledOut }[] | undefined;
+      // the rows are of one block: once a row's contract and the Transfer topic are in its bloom, they are for the next rows of that contract
+      let held: string | undefined;
       for (let i = from; i < to; i++) {
         const row = rows[i]!;
-        const item = missingFromBloom(bloom, row, bits);
+        const item = missingFromBloom(bloom, row, bits, row.contractAddress === held);
+        if (!item || item === 'from topic' || item === 'to topic') held = row.contractAddress;
         if (!item) continue;
         ruledOut ??= [];
         ruledOut.push({ row, item });

@@ -338,13 +338,16 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     }
     if (problems.length) throw new BadResponseError(`the node answered bad headers for ${where}`, problems);
     const rows: TransferRecord[] = [];
+    // the page is one contract's: once its address and the Transfer topic are in a block's bloom, they are for the block's next rows
+    let held: BlockFacts | undefined;
     for (let i = logs.length - 1; i >= 0; i--) {
       const log = logs[i]!;
       const t = log.transfer;
       const block = known.get(t.blockHash)!;
       const timeProblem = logTimestampProblem(log, block.time);
       if (timeProblem) problems.push(timeProblem);
-      const missing = missingFromBloom(block.bloom, t, bloomBits);
+      const missing = missingFromBloom(block.bloom, t, bloomBits, held === block && t.contractAddress === contract);
+      if (missing === undefined || missing === 'from topic' || missing === 'to topic') held = block;
       if (missing) {
         problems.push(
           `transaction ${t.transactionHash}, log ${t.logIndex}, contract ${t.contractAddress}, block ${t.blockNumber} (${t.blockHash}): ` +

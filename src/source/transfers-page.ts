@@ -129,8 +129,9 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
     for (let f = 0; f < ROW_FIELDS.length; f++) {
       const [field, check] = ROW_FIELDS[f]!;
       const value = r[field];
-      // a block's hash, checked on its first row, is the same text on the next ones
-      if (field === 'blockHash' && block !== undefined && blockOf === r.blockNumber && value === block.hash) continue;
+      // a block's hash and time, checked on its first row, are the same text on the next ones
+      if (block !== undefined && blockOf === r.blockNumber && ((field === 'blockHash' && value === block.hash) || (field === 'blockTimestamp' && value === block.timestamp)))
+        continue;
       const problem = check(value);
       if (problem) {
         problems.push(`${whereIs(r, query, range)}, tokenTransfers[${i}].${field}: ${problem}`);
