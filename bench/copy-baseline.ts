@@ -18,7 +18,7 @@ const PROVENANCE = ['inserted_by_run', 'updated_by_run'] as const;
  * @example baselineCopyLine(transfer) // → '0xabc…\t3\t0xa0b8…\t…\t17\t1\t1\n'
  */
 export function baselineCopyLine(t: TransferRecord): string {
-  return `${copyLine(t).slice(0, -1)}\t1\t1\n`;
+  return copyLine(t, '\t1\t1\n');
 }
 
 export interface TruthFile {

@@ -19,11 +19,11 @@ export const TRANSFER_COLUMNS = [
 ] as const;
 
 /**
- * One line of COPY text format. Every field was validated (hex, decimal digits, ISO timestamps), so
- * none holds a tab, newline or backslash that would need escaping.
+ * One line of COPY text format, ending in `end` (the values of extra columns, then the newline). Every field was
+ * validated (hex, decimal digits, ISO timestamps), so none holds a tab, newline or backslash that would need escaping.
  */
-export function copyLine(t: TransferRecord): string {
-  return `${t.transactionHash}\t${t.logIndex}\t${t.contractAddress}\t${t.fromAddress}\t${t.toAddress}\t${t.value}\t${t.blockNumber}\t${t.blockHash}\t${t.blockTimestamp}\t${t.transactionIndex}\n`;
+export function copyLine(t: TransferRecord, end = '\n'): string {
+  return `${t.transactionHash}\t${t.logIndex}\t${t.contractAddress}\t${t.fromAddress}\t${t.toAddress}\t${t.value}\t${t.blockNumber}\t${t.blockHash}\t${t.blockTimestamp}\t${t.transactionIndex}${end}`;
 }
 
 /** Streams rows into `table (columns…)` with COPY FROM STDIN; resolves to the number of rows copied. */
@@ -41,7 +41,7 @@ export async function copyTransfers(
     let batch = '';
     let n = 0;
     for await (const t of rows) {
-      batch += suffix === '\n' ? copyLine(t) : `${copyLine(t).slice(0, -1)}${suffix}`;
+      batch += copyLine(t, suffix);
       if (++n % 2000 === 0) {
         yield batch;
         batch = '';
