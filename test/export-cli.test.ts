@@ -160,6 +160,16 @@ describe('erc20-etl backfill --time-budget', () => {
     expect(runs.rows[0].n).toBe(0);
   });
 
+  it('writes the budget of a run that failed too, saying so', async () => {
+    const file = join(tmp, 'failed-budget.json');
+    const r = await runCli([...args(), '--time-budget', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/wrong-SECRET-id` } });
+    expect(r.code, r.stderr).toBe(1);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as { failed?: boolean; seconds: Record<string, number> };
+    expect(report.failed).toBe(true);
+    expect(Object.keys(report.seconds)).toEqual(['parse', 'copy', 'commit', 'headers', 'api', 'other']);
+    expect(r.stdout).not.toContain('time:');
+  });
+
   it("writes where the run's wall time went, every part, adding up to the run's span", async () => {
     const file = join(tmp, 'budget.json');
     const r = await runCli([...args(), '--time-budget', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });

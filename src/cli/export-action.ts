@@ -42,19 +42,27 @@ async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags &
   limitHeapGrowth();
   const terminal = createTerminalLines();
   const logger = createLogger({ terminal });
-  const summary = await withMetricsServed(flags, logger, (metrics) =>
+  const exported = withMetricsServed(flags, logger, (metrics) =>
     exportJob(
       { databaseUrl: settings.databaseUrl!, api: settings.api!, logger, terminal, tty: isTty(), rpcTimeoutMs: timeoutMs, ...(metrics && { metrics }), ...(budget && { budget }) },
       job,
       command,
     ),
   );
-  process.stdout.write(summaryText(summary));
-  if (budget && flags.timeBudget !== undefined) {
-    const report = budget.report();
-    await writeBudget(flags.timeBudget, report);
-    process.stdout.write(budgetText(report, flags.timeBudget));
+  if (!budget || flags.timeBudget === undefined) {
+    process.stdout.write(summaryText(await exported));
+    return;
   }
+  // a failed run's budget is written too (`"failed": true`): where its time went before it stopped
+  const failed = await exported.then(
+    () => false,
+    () => true,
+  );
+  const report = budget.report();
+  await writeBudget(flags.timeBudget, failed ? { ...report, failed } : report);
+  const summary = await exported;
+  process.stdout.write(summaryText(summary));
+  process.stdout.write(budgetText(report, flags.timeBudget));
 }
 
 /** Writes the time budget's JSON, or says which file could not be written and why. */
