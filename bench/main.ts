@@ -356,7 +356,7 @@ function formatNodeRuns(node: NodeBenchResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Each server of the first-load comparison with its settings, and each load's phases (wall seconds, share). */
+/** Each server of the first-load comparison with its settings, and each load's time budget (wall seconds, share). */
 function formatFirstLoads(servers: readonly FirstLoadServer[]): string {
   const lines = ['\nfirst load ÷ plain COPY of the same rows (transfers and headers), the first load timed as the whole CLI process:'];
   for (const s of servers) {

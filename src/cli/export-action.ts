@@ -34,11 +34,12 @@ async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags &
     const which = file ? `the job file ${file} reads the builder API ("source": "builder")` : 'this backfill reads the builder API (add --source node for a node)';
     throw new ConfigError(`--rpc-timeout applies to node sources only: ${which}.`);
   }
-  const budget = flags.timeBudget === undefined ? undefined : createTimeBudget();
+  const budgetFile = flags.timeBudget;
+  const budget = budgetFile === undefined ? undefined : createTimeBudget();
   const timeoutMs = rpcTimeoutMs(flags);
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: job.source });
   // a file that cannot be written stops the run before it starts, not after
-  if (flags.timeBudget !== undefined) await writeBudget(flags.timeBudget, {});
+  if (budgetFile !== undefined) await writeBudget(budgetFile, {});
   limitHeapGrowth();
   const terminal = createTerminalLines();
   const logger = createLogger({ terminal });
@@ -49,7 +50,7 @@ async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags &
       command,
     ),
   );
-  if (!budget || flags.timeBudget === undefined) {
+  if (!budget || budgetFile === undefined) {
     process.stdout.write(summaryText(await exported));
     return;
   }
@@ -59,10 +60,10 @@ async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags &
     () => true,
   );
   const report = budget.report();
-  await writeBudget(flags.timeBudget, failed ? { ...report, failed } : report);
+  await writeBudget(budgetFile, failed ? { ...report, failed } : report);
   const summary = await exported;
   process.stdout.write(summaryText(summary));
-  process.stdout.write(budgetText(report, flags.timeBudget));
+  process.stdout.write(budgetText(report, budgetFile));
 }
 
 /** Writes the time budget's JSON, or says which file could not be written and why. */
