@@ -21,25 +21,25 @@ export type Cut = 'reset' | 'truncated' | undefined;
  * the body; `truncated` ends a chunked response cleanly after part of it, so only the JSON is broken.
  */
 export function sendJson(res: ServerResponse, status: number, body: string | unknown, headers: Record<string, string> = {}, cut: Cut = undefined): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  // encoded once: its length and what is sent (a page's text is long, and may hold a two-byte token name)
+  const bytes = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
   if (cut === 'truncated') {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(half(text));
+    res.end(half(bytes));
     return;
   }
   res.writeHead(status, {
     'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(text)),
+    'content-length': String(bytes.length),
     ...headers,
   });
   if (cut === 'reset') {
-    res.write(half(text), () => res.destroy());
+    res.write(half(bytes), () => res.destroy());
     return;
   }
-  res.end(text);
+  res.end(bytes);
 }
 
-function half(text: string): Buffer {
-  const bytes = Buffer.from(text, 'utf8');
+function half(bytes: Buffer): Buffer {
   return bytes.subarray(0, Math.floor(bytes.length / 2));
 }

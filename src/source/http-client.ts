@@ -1,6 +1,4 @@
 import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
-import { isAscii } from 'node:buffer';
-import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
 import { EtlError, FatalError } from '../common/errors.ts';
@@ -23,6 +21,7 @@ import {
 import type { RateLimiter } from '../common/rate-limiter.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
+import { jsonText } from './json-text.ts';
 
 export interface HttpClientConfig {
   /** The longest one attempt may take, headers and body. */
@@ -146,8 +145,8 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
         signal: controller.signal,
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
-      const text = await readCapped(res.body, res.headers['content-length'], target);
-      return interpret(target, res.statusCode, res.headers, text);
+      const answer = await readCapped(res.body, res.headers['content-length'], target);
+      return interpret(target, res.statusCode, res.headers, answer);
     } catch (err) {
       const failure = classify(err, target, controller.signal.aborted, timeoutMs);
       // a call with its own deadline is answered by the caller, not retried here
@@ -160,12 +159,12 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     }
   }
 
-  /** Reads the body as text, stopping (and destroying the stream) past `maxResponseBytes`. */
+  /** Reads the body's bytes, stopping (and destroying the stream) past `maxResponseBytes`. */
   async function readCapped(
     stream: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
     contentLength: string | string[] | undefined,
     target: RequestTarget,
-  ): Promise<string> {
+  ): Promise<Buffer[]> {
     const limit = config.maxResponseBytes;
     const tooLarge = () => {
       stream.destroy();
@@ -173,38 +172,36 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       return new ResponseTooLargeError(target, limit);
     };
     if (typeof contentLength === 'string' && Number(contentLength) > limit) throw tooLarge();
-    // each chunk as text as it comes (no copy of the whole body): a page is ASCII but for token names, and copying
-    // bytes is cheaper than decoding UTF-8; from the first other byte on, UTF-8 (whose characters may span chunks)
-    const parts: string[] = [];
+    const chunks: Buffer[] = [];
     let size = 0;
-    let utf8: StringDecoder | undefined;
     for await (const chunk of stream) {
       size += chunk.length;
       if (size > limit) throw tooLarge();
-      if (utf8 === undefined && isAscii(chunk)) {
-        parts.push(chunk.toString('latin1'));
-        continue;
-      }
-      utf8 ??= new StringDecoder('utf8');
-      parts.push(utf8.write(chunk));
+      chunks.push(chunk);
     }
-    if (utf8) parts.push(utf8.end());
-    return parts.length === 1 ? parts[0]! : parts.join('');
+    return chunks;
   }
 
-  function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, text: string): unknown {
+  function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, body: Buffer[]): unknown {
     let json: unknown;
     let parseError: string | undefined;
+    let text: string | undefined;
     try {
-      json = budget.timeSync('parse', () => JSON.parse(text));
-    } catch (err) {
-      parseError = err instanceof Error ? err.message : String(err);
+      json = budget.timeSync('parse', () => JSON.parse(jsonText(body)));
+    } catch {
+      // what a person reads in an error: the body as it came, and the parser's words about it
+      text = Buffer.concat(body).toString('utf8');
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        parseError = err instanceof Error ? err.message : String(err);
+      }
     }
     if (status >= 200 && status < 300) {
       if (parseError === undefined) return json;
       countError(counters, 'bad-body');
       const type = headers['content-type'];
-      throw new UnparsableBodyError(target, parseError, text, Array.isArray(type) ? type[0] : type);
+      throw new UnparsableBodyError(target, parseError, text ?? '', Array.isArray(type) ? type[0] : type);
     }
     countError(counters, status);
     if (status === 429) counters.rateLimited++;
@@ -212,7 +209,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     throw httpStatusError(target, {
       status,
       apiCode: api.code,
-      apiMessage: api.message ?? (parseError === undefined || text.length === 0 ? undefined : text.slice(0, 200)),
+      apiMessage: api.message ?? (parseError === undefined || !text ? undefined : text.slice(0, 200)),
       retryAfterMs: parseRetryAfter(headers['retry-after'], clock.now()),
     });
   }
