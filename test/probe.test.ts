@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { LOGS_ERROR_STYLES } from '../src/devnet/logs-limit-errors.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { runCli, type CliResult } from './helpers/cli.ts';
 import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { FIXTURE_DIR } from './helpers/fixtures.ts';
 import type { DevnetConfig } from '../src/devnet/server.ts';
 
 /**
@@ -53,6 +56,8 @@ describe('erc20-etl probe --source node', () => {
     expect(r.stdout).toMatch(new RegExp(`\\n {2}eth_getLogs: {2}largest range accepted 100 blocks \\(${HEAD - 99}–${HEAD}: \\d+ logs\\); largest answer \\d+ logs\\n`));
     expect(r.stdout).toContain('stated by the node: at most 100 blocks per call\n');
     expect(r.stdout).toMatch(/\n {2}batch limit: {2}20 calls per POST \(21 refused: HTTP 400 -32600 "batch too large \(at most 20\)"\)\n/);
+    // the reference server's blocks hash by the Ethereum list, which is Polygon's rule too
+    expect(r.stdout).toContain(`  headers:      verified by the polygon-bor rule (block ${HEAD})\n`);
     expect(r.stdout).toMatch(/everything a node source needs is there\n$/);
   });
 
@@ -71,6 +76,7 @@ describe('erc20-etl probe --source node', () => {
       ethGetBlockByHash: { supported: 'yes' },
       logs: { method: 'yes', statedMaxResults: 200 },
       batch: { largestAccepted: 100 },
+      headers: { block: HEAD, rule: 'ethereum', verified: true },
       missing: [],
     });
     expect(found['logs'].accepted.logs).toBeGreaterThan(0);
@@ -131,7 +137,8 @@ describe('erc20-etl probe against what cannot serve', () => {
           const results: Record<string, unknown> = {
             eth_chainId: '0x1',
             eth_blockNumber: '0x64',
-            eth_getBlockByNumber: { hash: `0x${'ab'.repeat(32)}` },
+            // a real mainnet block, so its header verifies and only eth_getLogs is missing
+            eth_getBlockByNumber: JSON.parse(readFileSync(join(FIXTURE_DIR, 'headers.jsonl'), 'utf8').split('\n')[0]!),
             eth_getBlockByHash: null,
           };
           return c.method in results

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import { PROBE_LIMITS, probeEndpoint, probeText, type BatchReply, type CallReply, type ProbeDeps } from './probe-endpoint.ts';
 
 /**
@@ -18,9 +21,13 @@ interface FakeNode {
   getLogs?: boolean;
   getBlockByHash?: boolean;
   batchLimit?: number;
+  /** The head block `eth_getBlockByNumber` answers (a real mainnet header unless given). */
+  headBlock?: Record<string, unknown>;
 }
 
-const HEAD_HASH = `0x${'ab'.repeat(32)}`;
+/** A real mainnet header: the head block the fake node answers with. */
+const HEAD_BLOCK = JSON.parse(readFileSync(join(FIXTURE_DIR, 'headers.jsonl'), 'utf8').split('\n')[0]!) as Record<string, unknown> & { hash: string; number: string };
+const HEAD_HASH = HEAD_BLOCK.hash;
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 function fake(node: FakeNode): ProbeDeps & { asked: { method: string; params: unknown[] }[] } {
@@ -39,7 +46,7 @@ function fake(node: FakeNode): ProbeDeps & { asked: { method: string; params: un
         case 'eth_blockNumber':
           return { result: hex(head) };
         case 'eth_getBlockByNumber':
-          return { result: { hash: HEAD_HASH, number: params[0] } };
+          return { result: node.headBlock ?? HEAD_BLOCK };
         case 'erigon_getHeaderByHash':
           return node.erigon === false ? notFound(method) : { result: { hash: params[0] } };
         case 'eth_getBlockByHash':
@@ -281,6 +288,7 @@ describe('probeText', () => {
         '                900001–1000000 (100000 blocks): refused: -32614 "eth_getLogs is limited to a 10,000 range"',
         '                990001–1000000 (10000 blocks): 10000 logs',
         '  batch limit:  50 calls per POST (51 refused: HTTP 400 -32600 "batch too large (at most 50)")',
+        `  headers:      verified by the ethereum rule (block ${Number(HEAD_BLOCK.number)})`,
         '  everything a node source needs is there',
         '',
       ].join('\n'),
@@ -291,5 +299,22 @@ describe('probeText', () => {
     const text = probeText(await probeEndpoint(fake({ getLogs: false })), 'http://127.0.0.1:8545');
     expect(text).toMatch(/\n {2}eth_getLogs: {2}no \(-32601 "the method eth_getLogs does not exist\/is not available"\)\n/);
     expect(text).toMatch(/\n {2}missing: {6}eth_getLogs \(-32601 .*\)\n$/);
+  });
+
+  it("reads the head block's header and says how this chain's headers are treated", async () => {
+    const block = Number(HEAD_BLOCK.number);
+    expect((await probeEndpoint(fake({}))).headers).toEqual({ block, rule: 'ethereum', verified: true });
+    // a chain whose rule the exporter does not know (zkSync Era): stored unverified, which a run can do
+    const zksync = await probeEndpoint(fake({ chainId: '0x144' }));
+    expect(zksync.headers).toEqual({ block, rule: 'unknown', verified: false, reason: expect.stringMatching(/zkSync Era/) });
+    expect(zksync.missing).toEqual([]);
+    expect(probeText(zksync, 'http://127.0.0.1:8545')).toMatch(/\n {2}headers: {6}stored unverified: zkSync Era/);
+  });
+
+  it('fails when the head header does not hash by its chain rule, naming the block', async () => {
+    const block = Number(HEAD_BLOCK.number);
+    const findings = await probeEndpoint(fake({ headBlock: { ...HEAD_BLOCK, gasUsed: '0x1' } }));
+    expect(findings.headers).toMatchObject({ block, rule: 'ethereum', verified: false, reason: expect.stringContaining(`block ${block}`) });
+    expect(findings.missing).toEqual([expect.stringMatching(new RegExp(`^verified headers: block ${block} does not hash to`))]);
   });
 });

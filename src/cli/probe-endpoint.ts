@@ -3,6 +3,7 @@
  * is given (`ProbeDeps`), so it runs against a fake in unit tests and against the HTTP client in the command.
  */
 import type { SourceKind } from '../config/job-schema.ts';
+import { verifyChainHeader } from '../eth/chain-rules.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { parseLogsRefusal } from '../source/provider-errors.ts';
 
@@ -83,8 +84,22 @@ export interface ProbeFindings {
   batch: BatchFindings | null;
   /** A builder source's page API (`getTokenTransfers`); null for a node source. */
   pageApi: { reachable: boolean; detail: string | null } | null;
+  /**
+   * How the exporter treats this chain's headers, judged on the head block (`eth_getBlockByNumber`) by the chain's
+   * hash rule: `verified` by `rule`, or not, with the `reason` (a header that fails its rule is in `missing`; a chain
+   * with no known rule, `rule` "unknown", has its headers stored unverified). Null when the chain id or the head
+   * block is unknown.
+   */
+  headers: HeadersFinding | null;
   /** What the source cannot do without, each with why: the probe fails when any is. */
   missing: string[];
+}
+
+export interface HeadersFinding {
+  block: number;
+  rule: string;
+  verified: boolean;
+  reason?: string;
 }
 
 const METHOD_NOT_FOUND = -32601;
@@ -118,7 +133,9 @@ export async function probeEndpoint(deps: ProbeDeps): Promise<ProbeFindings> {
     // no answer at all (unreachable, the key refused, failing): nothing else can be learned
     return unreachable(deps.source, chainId, chainIdError, headError.message);
   }
-  const headHash = head === undefined ? undefined : await blockHash(deps, head);
+  const headBlock = head === undefined ? undefined : await blockAt(deps, head);
+  const headHash = headBlock?.hash;
+  const headers = headBlock && typeof chainId === 'number' ? headersFinding(chainId, headBlock.block) : null;
   const erigon = await methodExists(deps, 'erigon_getHeaderByHash', [headHash ?? ZERO_HASH], deps.supportsErigon);
   const byHash = node ? await methodExists(deps, 'eth_getBlockByHash', [headHash ?? ZERO_HASH, false]) : null;
   const logs = node ? await probeLogs(deps, head) : null;
@@ -137,6 +154,7 @@ export async function probeEndpoint(deps: ProbeDeps): Promise<ProbeFindings> {
     if (erigon.supported !== 'yes') missing.push(`erigon_getHeaderByHash, which a builder source reads headers with (${erigon.detail ?? 'not asked'})`);
     if (pageApi && !pageApi.reachable) missing.push(`the page API, getTokenTransfers (${pageApi.detail})`);
   }
+  if (headers && !headers.verified && headers.rule !== 'unknown') missing.push(`verified headers: ${headers.reason}`);
   return {
     source: deps.source,
     chainId: chainId ?? null,
@@ -148,18 +166,27 @@ export async function probeEndpoint(deps: ProbeDeps): Promise<ProbeFindings> {
     logs,
     batch,
     pageApi,
+    headers,
     missing,
   };
 }
 
-/** The head's hash (`eth_getBlockByNumber`), so the header methods are asked for a block that exists; undefined when not answered. */
-async function blockHash(deps: ProbeDeps, head: number): Promise<string | undefined> {
-  const [hash] = await attempt(async () => {
+/** The head block (`eth_getBlockByNumber`) and its hash, so the header methods are asked for a block that exists; undefined when not answered. */
+async function blockAt(deps: ProbeDeps, head: number): Promise<{ block: Record<string, unknown>; hash: string } | undefined> {
+  const [found] = await attempt(async () => {
     const reply = await deps.call('eth_getBlockByNumber', [hex(head), false]);
-    const h = 'result' in reply ? (reply.result as { hash?: unknown } | null)?.hash : undefined;
-    return typeof h === 'string' && /^0x[0-9a-fA-F]{64}$/.test(h) ? h.toLowerCase() : undefined;
+    const block = 'result' in reply && typeof reply.result === 'object' && reply.result !== null ? (reply.result as Record<string, unknown>) : undefined;
+    const h = block?.hash;
+    return block && typeof h === 'string' && /^0x[0-9a-fA-F]{64}$/.test(h) ? { block, hash: h.toLowerCase() } : undefined;
   });
-  return hash;
+  return found;
+}
+
+/** The chain's hash rule applied to a header, as the probe reports it. */
+function headersFinding(chainId: number, block: Record<string, unknown>): HeadersFinding {
+  const verdict = verifyChainHeader(chainId, block);
+  if (verdict.verified) return { block: verdict.block, rule: verdict.rule, verified: true };
+  return { block: verdict.block, rule: verdict.failed ? verdict.rule : 'unknown', verified: false, reason: verdict.reason };
 }
 
 /** Whether a method exists: any answer but -32601 (a header, null for an unknown block, another error) says it does. */
@@ -340,6 +367,7 @@ function unreachable(source: SourceKind, chainId: number | string | undefined, c
     logs: null,
     batch: null,
     pageApi: null,
+    headers: null,
     missing: [`an answer to eth_blockNumber (${error})`],
   };
 }
@@ -394,9 +422,15 @@ export function probeText(f: ProbeFindings, endpoint: string): string {
   if (f.ethGetBlockByHash) lines.push(`  eth_getBlockByHash:     ${methodText(f.ethGetBlockByHash)}`);
   if (f.logs) lines.push(...logsLines(f.logs));
   if (f.batch) lines.push(`  batch limit:  ${batchText(f.batch)}`);
+  if (f.headers) lines.push(`  headers:      ${headersText(f.headers)}`);
   if (f.pageApi) lines.push(`  page API:     ${f.pageApi.reachable ? 'reachable (getTokenTransfers answered)' : `not reachable (${f.pageApi.detail})`}`);
   lines.push(f.missing.length ? `  missing:      ${f.missing.join('; ')}` : `  everything a ${f.source} source needs is there`);
   return `${lines.join('\n')}\n`;
+}
+
+function headersText(h: HeadersFinding): string {
+  if (h.verified) return `verified by the ${h.rule} rule (block ${h.block})`;
+  return h.rule === 'unknown' ? `stored unverified: ${h.reason}` : `fail the ${h.rule} rule: ${h.reason}`;
 }
 
 function methodText(m: MethodFinding): string {

@@ -15,6 +15,12 @@ export class HeaderEncodingError extends FatalError {
 
 type HeaderFields = Readonly<Record<string, string | null | undefined>>;
 
+/** A header field as an RLP list item: its key in the node's JSON and how it is encoded. */
+export interface RlpField {
+  key: string;
+  kind: FieldKind;
+}
+
 /**
  * RLP of a header: the list of its consensus fields in order, through the last non-null fork field, each
  * field a byte string (quantities minimal big-endian, zero the empty string), encoded by @ethereumjs/rlp. A
@@ -24,14 +30,23 @@ type HeaderFields = Readonly<Record<string, string | null | undefined>>;
  * @example encodeHeaderRlp(genesis) // → <Uint8Array f9 02 14 a0 …> (535 bytes: a list of 532)
  */
 export function encodeHeaderRlp(header: HeaderFields): Uint8Array {
+  return encodeFieldList(header, CONSENSUS_FIELDS);
+}
+
+/**
+ * RLP of `fields` of a header, in their order, through the last one the header has (the ones after it are fields
+ * of later forks): each field a byte string as in {@link encodeHeaderRlp}. A field missing before a present one,
+ * or one whose text is not hex of its kind, is a HeaderEncodingError naming it.
+ */
+export function encodeFieldList(header: HeaderFields, fields: readonly RlpField[]): Uint8Array {
   let last = -1;
-  for (let i = 0; i < CONSENSUS_FIELDS.length; i++) {
-    const value = header[CONSENSUS_FIELDS[i]!.key];
+  for (let i = 0; i < fields.length; i++) {
+    const value = header[fields[i]!.key];
     if (value !== null && value !== undefined) last = i;
   }
   const items: Uint8Array[] = [];
   for (let i = 0; i <= last; i++) {
-    const { key, kind } = CONSENSUS_FIELDS[i]!;
+    const { key, kind } = fields[i]!;
     items.push(bytesOf(checkedField(key, kind, header[key])));
   }
   return encode(items);
