@@ -38,8 +38,8 @@ afterAll(async () => {
 describe('recordSkippedLogs', () => {
   it('adds per run and contract what each call (a run, or each of its tasks) skipped, writing nothing for none', async () => {
     const db = target.warehouse.db;
-    const run = await startRun(db, { job: 'skips', command: 'run', contracts: [USDT, USDC] });
-    const other = await startRun(db, { job: 'skips', command: 'run', contracts: [USDT] });
+    const run = await startRun(db, { chainId: 1, job: 'skips', command: 'run', contracts: [USDT, USDC] });
+    const other = await startRun(db, { chainId: 1, job: 'skips', command: 'run', contracts: [USDT] });
     await recordSkippedLogs(db, run, new Map());
     await recordSkippedLogs(
       db,
@@ -80,7 +80,7 @@ describe('recordSkippedLogs', () => {
     const db = target.warehouse.db;
     // contracts of their own, so that no other test's last run changes
     const [first, second] = [`0x${'11'.repeat(20)}`, `0x${'22'.repeat(20)}`];
-    const run = await startRun(db, { job: 'skips-odd', command: 'run', contracts: [first, second] });
+    const run = await startRun(db, { chainId: 1, job: 'skips-odd', command: 'run', contracts: [first, second] });
     for (const bad of [Number.POSITIVE_INFINITY, 1e21, Number.NaN]) {
       const counts = new Map([
         [first, { erc721: 1, other: 0 }],

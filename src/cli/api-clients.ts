@@ -7,6 +7,7 @@ import { createSourceCounters, type SourceCounters } from '../common/source-coun
 import { createBuilderSource } from '../source/builder-source.ts';
 import { createHttpClient, type HttpClient } from '../source/http-client.ts';
 import { createNodeSource, type NodeSource, type NodeSourceDeps } from '../source/node-source.ts';
+import { chainIdOnce } from '../source/node-rpc.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
 import type { Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
@@ -168,6 +169,8 @@ function lazyNodeSource(deps: {
       return made?.checks;
     },
     headerBatchSize: deps.headerBatchSize,
+    // asked before anything else of a run: the real source needs the warehouse's answer first
+    chainId: chainIdOnce(deps.http),
     chainHead: async (contracts) => (await real()).chainHead(contracts),
     tokenMetadata: async (contract) => (await real()).tokenMetadata(contract),
     skippedLogs: () => made?.skippedLogs() ?? new Map(),

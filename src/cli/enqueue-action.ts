@@ -1,6 +1,7 @@
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
+import { checkChain } from '../pipeline/chain-guard.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
 import { installQueue } from '../queue/install.ts';
@@ -21,9 +22,11 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
   const source = createSource({ api: settings.api!, logger, clock: systemClock, warehouse, concurrency: 1, job });
   try {
     await ensureMigrated(warehouse);
+    // before the queue is installed: nothing is written for an endpoint of another chain
+    const chainId = await checkChain({ source, warehouse, logger }, job);
     await installQueue(settings.databaseUrl!, logger);
     const { head } = await source.chainHead(job.contracts.map((c) => c.address));
-    process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue')));
+    process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId)));
   } finally {
     await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);

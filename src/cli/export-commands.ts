@@ -33,6 +33,7 @@ export function registerExportCommands(program: Command): void {
         .option('--concurrency <n>', 'chunks read at once (default 4)')
         .option('--header-batch-size <n>', 'headers asked per JSON-RPC POST, 1 to 1000 (default 100)')
         .option('--source <kind>', "where to read: builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC: eth_getLogs)")
+        .option('--chain <id>', 'the chain id the endpoint must serve (eth_chainId): 1 Ethereum (default), 10 OP Mainnet, 8453 Base, …')
         .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP)
         .option('--time-budget <file>', TIME_BUDGET_HELP),
     ),

@@ -8,6 +8,12 @@ import { CRON_EXPECTED, cronProblem } from './cron.ts';
 /** The largest block number a JS number holds exactly. */
 export const MAX_BLOCK_NUMBER = Number.MAX_SAFE_INTEGER;
 
+/** The largest chain id a job may name (EIP-2294 bounds chain ids far lower; this one keeps it an exact number). */
+export const MAX_CHAIN_ID = Number.MAX_SAFE_INTEGER;
+
+/** The chain a job without `chain` is taken for: Ethereum mainnet. */
+export const DEFAULT_CHAIN = 1;
+
 /**
  * A JSON integer from `min` to `max`; every failure reads `expected …`. Text like `"100"` is refused
  * (problems.ts adds "write numbers without quotes"): a typo must not become a number silently.
@@ -112,6 +118,14 @@ export const jobSchema = z
           description: 'Names the job in logs, in the run ledger and as its lock: 1–100 letters, digits, ".", "_" or "-", starting with a letter or digit.',
           examples: ['nightly'],
         }),
+      chain: integer(1, MAX_CHAIN_ID, `expected a chain id, an integer from 1 to ${MAX_CHAIN_ID} (1 Ethereum, 10 OP Mainnet, 8453 Base, …)`)
+        .optional()
+        .meta({
+          title: 'Chain',
+          description:
+            "The chain's id, as its endpoint's eth_chainId answers it (EIP-155): 1 Ethereum, 10 OP Mainnet, 8453 Base, 42161 Arbitrum One, 137 Polygon PoS, …. A run checks the endpoint serves this chain before it writes anything. Leave it out and chain 1 is assumed, with a warning.",
+          examples: [1],
+        }),
       contracts: contracts.meta({
         title: 'Contracts',
         description: 'The token contracts to export, each with its block range; each address at most once.',
@@ -179,3 +193,13 @@ export const jobSchema = z
 
 /** A validated job, with defaults filled in and addresses in lower case. */
 export type JobConfig = z.output<typeof jobSchema>;
+
+/**
+ * The chain a job is for: its `chain`, else chain 1 (`stated: false`, which a run warns about, naming the field).
+ *
+ * @example jobChain({ chain: 8453 }) // → { chain: 8453, stated: true }
+ * jobChain({}) // → { chain: 1, stated: false }
+ */
+export function jobChain(job: Pick<JobConfig, 'chain'>): { chain: number; stated: boolean } {
+  return job.chain === undefined ? { chain: DEFAULT_CHAIN, stated: false } : { chain: job.chain, stated: true };
+}

@@ -35,6 +35,7 @@ describe('the job JSON Schema', () => {
     expect(Object.keys(schema.properties)).toEqual([
       '$schema',
       'name',
+      'chain',
       'contracts',
       'pageSize',
       'concurrency',

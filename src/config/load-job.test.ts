@@ -90,7 +90,7 @@ describe('loadJobFile', () => {
     {
       case: 'an unknown top-level key',
       job: { ...valid, pagesize: 10 },
-      expected: /: pagesize: unknown key \(did you mean "pageSize"\?\); expected one of \$schema, name, contracts/,
+      expected: /: pagesize: unknown key \(did you mean "pageSize"\?\); expected one of \$schema, name, chain, contracts/,
     },
     {
       case: 'a bad address',
@@ -199,7 +199,7 @@ describe('loadJobFile', () => {
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
       `${path}: headerBatchSize: expected an integer from 1 to 1000, got 0`,
-      `${path}: colour: unknown key; expected one of $schema, name, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, source, logsRange, schedule`,
+      `${path}: colour: unknown key; expected one of $schema, name, chain, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, source, logsRange, schedule`,
     ]);
   });
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../common/errors.ts';
-import { jobSchema, MAX_BLOCK_NUMBER, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
+import { DEFAULT_CHAIN, jobSchema, MAX_BLOCK_NUMBER, MAX_CHAIN_ID, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
 import { describeIssues, jsonSyntaxProblem } from './problems.ts';
 
 const JOB_FILE_HINT = 'Fix them and run again. jobs/job.schema.json describes every field; with "$schema": "./job.schema.json" in the file, editors check it as you type.';
@@ -62,6 +62,8 @@ export interface BackfillFlags {
   headerBatchSize?: string;
   /** `builder` (the default) or `node`. */
   source?: string;
+  /** The chain id (`--chain`); chain 1 when left out. */
+  chain?: string;
   /** Seconds; see `rpcTimeoutMs`. Not part of the job: checked here with the other flags. */
   rpcTimeout?: string;
 }
@@ -74,6 +76,7 @@ const FLAG_NAMES: Readonly<Record<string, string>> = {
   concurrency: '--concurrency',
   headerBatchSize: '--header-batch-size',
   source: '--source',
+  chain: '--chain',
   rpcTimeout: '--rpc-timeout',
 };
 
@@ -129,6 +132,7 @@ const backfillFlags = z
     concurrency: flagInteger('expected an integer from 1 to 64', 1, 64).optional(),
     headerBatchSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
     source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).optional(),
+    chain: flagInteger('expected a chain id, an integer ≥ 1 (1 Ethereum, 10 OP Mainnet, 8453 Base, …)', 1, MAX_CHAIN_ID).optional(),
     rpcTimeout: rpcTimeoutFlag.optional(),
   })
   .refine((f) => f.from <= f.to, {
@@ -162,8 +166,10 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
   }
   const f = parsed.data;
   const addresses = f.contract.map((a) => a.toLowerCase());
+  // chain 1's backfills keep the names they had before chains were named
+  const chain = f.chain === undefined || f.chain === DEFAULT_CHAIN ? '' : `@${f.chain}`;
   const id = createHash('sha256')
-    .update(`${[...addresses].sort().join(',')}:${f.from}-${f.to}`)
+    .update(`${[...addresses].sort().join(',')}:${f.from}-${f.to}${chain}`)
     .digest('hex')
     .slice(0, 8);
   return deepFreeze(
@@ -174,6 +180,7 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
       ...(f.concurrency !== undefined && { concurrency: f.concurrency }),
       ...(f.headerBatchSize !== undefined && { headerBatchSize: f.headerBatchSize }),
       ...(f.source !== undefined && { source: f.source }),
+      ...(f.chain !== undefined && { chain: f.chain }),
     }),
   );
 }

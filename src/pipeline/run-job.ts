@@ -1,16 +1,17 @@
 import { NO_BUDGET } from '../common/time-budget.ts';
-import type { JobConfig } from '../config/job-schema.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { JobLockedError } from './errors.ts';
-import { EtlError, FatalError } from '../common/errors.ts';
+import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
 import { classifyPgError } from '../warehouse/pg-errors.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
+import { checkEndpointChain, checkWarehouseChain } from './chain-guard.ts';
 import { startRunLedger, type RunLedger } from './run-ledger.ts';
 
 export type { RangeSummary } from './chunk-runner.ts';
@@ -43,12 +44,25 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
   let runId: string | undefined;
   let ledger: RunLedger | undefined;
   try {
+    // before anything is written (the lock is released on the way out): the endpoint serves the job's chain. An
+    // endpoint that cannot say (down, refusing the key) fails the run as before, in its ledger; another chain, or a
+    // warehouse of another chain, stops it with nothing written.
+    const guard = await checkEndpointChain(deps, job).then(
+      (chainId) => ({ chainId, error: undefined }),
+      (error: unknown) => {
+        if (error instanceof ConfigError) throw error;
+        return { chainId: jobChain(job).chain, error };
+      },
+    );
+    await checkWarehouseChain(warehouse, job, guard.chainId);
     const abandoned = await failAbandonedRuns(warehouse.db, job.name);
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
     const contracts = job.contracts.map((c) => c.address);
-    runId = await startRun(warehouse.db, { job: job.name, command, contracts });
+    runId = await startRun(warehouse.db, { chainId: guard.chainId, job: job.name, command, contracts });
     // the ledger keeps up while the run works, so a killed run still shows what it did
     ledger = startRunLedger(deps, { runId, source: deps.source });
+    // the endpoint could not say which chain it serves: the run fails, its ledger saying why (and what it tried)
+    if (guard.error !== undefined) throw guard.error;
     const { head, from } = await deps.source.chainHead(contracts);
     logger.info({ msg: 'run started', job: job.name, run: runId, head, headFrom: from });
     const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, { runId: runId!, ranges, head, ledger: ledger!, lock, resumed });

@@ -38,9 +38,10 @@ export interface EnqueueResult {
  * have not finished, then a plan for the contracts that have no open range (the same plan `run` makes).
  * Ranges, chunks and tasks are committed in one transaction, so a task never points at a chunk that is
  * not there, and a failed enqueue leaves nothing behind. Two enqueues of one job take turns; none runs
- * while `erc20-etl run` holds the job.
+ * while `erc20-etl run` holds the job. `chainId`: the job's chain, which the caller checked the endpoint serves
+ * (`checkChain`).
  */
-export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule'): Promise<EnqueueResult> {
+export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule', chainId: number): Promise<EnqueueResult> {
   const result = await inTransaction(deps.warehouse, async (trx) => {
     if (!(await takeEnqueueTurn(trx, job.name))) throw new JobLockedError(job.name);
 
@@ -62,7 +63,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
     let runId: string | undefined;
     const planned: RangeState[] = [];
     if (plan.ranges.length) {
-      runId = await startRun(trx, { job: job.name, command, contracts });
+      runId = await startRun(trx, { chainId, job: job.name, command, contracts });
       for (const r of plan.ranges) {
         planned.push(await insertRange(trx, { job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
       }

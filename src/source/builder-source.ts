@@ -1,5 +1,6 @@
 import type { SourceCounters } from '../common/source-counters.ts';
 import type { HttpClient } from './http-client.ts';
+import { chainIdOnce } from './node-rpc.ts';
 import type { RpcClient } from './rpc-client.ts';
 import type { Source } from './source.ts';
 import type { TransfersClient } from './transfers-client.ts';
@@ -21,6 +22,7 @@ export function createBuilderSource(clients: { http: HttpClient; transfers: Tran
     fetchPage,
     headersByHash: (hashes) => rpc.headersByHash(hashes),
     headerBatchSize: rpc.batchSize,
+    chainId: chainIdOnce(http),
     chainHead: (contracts) => resolveHead(rpc, { fetchPage }, contracts),
     async tokenMetadata(contract) {
       return tokens.get(contract) ?? (await fetchPage({ contract, fromBlock: 0, toBlock: Number.MAX_SAFE_INTEGER, pageSize: 1 })).token;

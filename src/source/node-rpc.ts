@@ -87,6 +87,15 @@ export async function chainId(http: HttpClient): Promise<bigint | number> {
   return id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : id;
 }
 
+/**
+ * `eth_chainId` asked once: the first answer (or failure) is every later call's. A source serves one run or one task,
+ * and the chain an endpoint serves does not change under it.
+ */
+export function chainIdOnce(http: HttpClient): () => Promise<bigint | number> {
+  let asked: Promise<bigint | number> | undefined;
+  return () => (asked ??= chainId(http));
+}
+
 /** The blocks and contracts of one `eth_getLogs` call, inclusive. */
 export interface LogsCall {
   contracts: readonly string[];

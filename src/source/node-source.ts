@@ -14,7 +14,7 @@ import { afterAnswer, afterRefusal, type LogsRangeState } from './logs-range.ts'
 import { createRangeBook } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
-import { blockNumber, chainId, getTransferLogs } from './node-rpc.ts';
+import { blockNumber, chainIdOnce, getTransferLogs } from './node-rpc.ts';
 import type { PageQuery, SkippedLogCounts, Source, SourceChecks } from './source.ts';
 import { readTokenMetadata } from './token-metadata.ts';
 import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type SkippedLog, type TransferLog } from './transfer-log.ts';
@@ -393,7 +393,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     skippedLogs: () => skipped,
     counters,
     close: () => http.close(),
-    chainId: () => chainId(http),
+    chainId: chainIdOnce(http),
     learnedRange: () => ranges.learned(),
     supportsErigon: () => headers.supportsErigon(),
   };

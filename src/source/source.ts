@@ -39,6 +39,8 @@ export interface Source {
   readonly checks?: SourceChecks;
   /** Hashes per header request: callers that queue hashes send them in groups of this size. */
   readonly headerBatchSize: number;
+  /** `eth_chainId`: which chain the endpoint serves (a run compares it with the job's chain before it writes). */
+  chainId(): Promise<bigint | number>;
   /** The newest block a run plans up to, and what told it. */
   chainHead(contracts: readonly string[]): Promise<{ head: number; from: string }>;
   /** A token's name, symbol and decimals; fields the endpoint does not know are null. */

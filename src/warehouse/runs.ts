@@ -17,10 +17,14 @@ export function emptyTotals(): RunTotals {
 }
 
 /** Opens a row in the run ledger; resolves to the run id. */
-export async function startRun(db: Kysely<Database>, input: { job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number }): Promise<string> {
+export async function startRun(
+  db: Kysely<Database>,
+  input: { chainId: number; job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number },
+): Promise<string> {
   const row = await db
     .insertInto('export_runs')
     .values({
+      chain_id: input.chainId,
       job: input.job,
       command: input.command,
       contracts: [...input.contracts],
@@ -128,4 +132,10 @@ export async function failRun(db: Kysely<Database>, runId: string, error: string
     .where('status', '=', 'running')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** The chains the warehouse's runs were for, as decimal text (a warehouse holds one until its tables are keyed by chain). */
+export async function chainsOfRuns(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db.selectFrom('export_runs').select('chain_id').distinct().orderBy('chain_id').execute();
+  return rows.map((r) => String(r.chain_id));
 }

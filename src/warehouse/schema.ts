@@ -70,6 +70,8 @@ export type RunStatus = 'running' | 'succeeded' | 'failed';
 
 export interface ExportRunsTable {
   id: Generated<string>;
+  /** The chain the run's job is for (EIP-155 id). */
+  chain_id: BigintColumn;
   job: string;
   command: string;
   contracts: string[];

@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import { ConfigError } from '../common/errors.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
+import type { Source } from '../source/source.ts';
+import type { Warehouse } from '../warehouse/db.ts';
+import { chainsOfRuns } from '../warehouse/runs.ts';
+
+/** The endpoint serves another chain than the job's: nothing was written, and no lock is held. */
+export class ChainMismatchError extends ConfigError {
+  constructor(job: string, chain: number, served: bigint | number, stated: boolean) {
+    super(
+      `The endpoint serves chain ${served} (its eth_chainId), but job "${job}" is for chain ${chain}${stated ? '' : ' (it names no "chain", so chain 1 is assumed)'}; nothing was written.`,
+      [],
+      `Point CHAIN_API_URL (--api-url) at an endpoint of chain ${chain}, or, if chain ${served} is the one you mean, set "chain": ${served} in the job file (--chain ${served} for backfill).`,
+    );
+  }
+}
+
+/** The warehouse holds another chain's runs: until every table is keyed by chain, one warehouse holds one chain. */
+export class WarehouseChainError extends ConfigError {
+  constructor(job: string, chain: number, held: readonly string[]) {
+    super(
+      `This warehouse holds chain ${held.join(', ')}'s transfers (its runs say so), and job "${job}" is for chain ${chain}; nothing was written.`,
+      [],
+      `A warehouse holds one chain until its tables are keyed by chain: give chain ${chain} a database of its own (DATABASE_URL).`,
+    );
+  }
+}
+
+/**
+ * Asks the endpoint which chain it serves (`eth_chainId`) and compares it with the job's `chain` (chain 1 when the
+ * job names none, with a warning naming the field unless `warn: false`). Reads nothing of the warehouse: a command
+ * asks it before it even migrates one. Resolves to the job's chain.
+ *
+ * @example await checkEndpointChain({ source, logger }, job) // → 8453, or ChainMismatchError (exit 2)
+ */
+export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>; logger: Logger }, job: Readonly<JobConfig>, options: { warn?: boolean } = {}): Promise<number> {
+  const { chain, stated } = jobChain(job);
+  if (!stated && options.warn !== false) {
+    deps.logger.warn({ msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file (--chain to backfill)', job: job.name, field: 'chain' });
+  }
+  const served = await deps.source.chainId();
+  if (BigInt(served) !== BigInt(chain)) throw new ChainMismatchError(job.name, chain, served, stated);
+  return chain;
+}
+
+/**
+ * What a run, an enqueue or a queued task does before it writes anything: `checkEndpointChain`, then a check that
+ * the warehouse holds no other chain's runs. Resolves to the job's chain.
+ *
+ * @example await checkChain({ source, warehouse, logger }, job) // → 8453, or ChainMismatchError / WarehouseChainError (exit 2)
+ */
+export async function checkChain(
+  deps: { source: Pick<Source, 'chainId'>; warehouse: Warehouse; logger: Logger },
+  job: Readonly<JobConfig>,
+  options: { warn?: boolean } = {},
+): Promise<number> {
+  const chain = await checkEndpointChain(deps, job, options);
+  await checkWarehouseChain(deps.warehouse, job, chain);
+  return chain;
+}
+
+/** Refuses (WarehouseChainError) a job of `chain` where the warehouse's runs are of another chain. */
+export async function checkWarehouseChain(warehouse: Warehouse, job: Readonly<JobConfig>, chain: number): Promise<void> {
+  const others = (await chainsOfRuns(warehouse.db)).filter((c) => c !== String(chain));
+  if (others.length) throw new WarehouseChainError(job.name, chain, others);
+}
