@@ -126,6 +126,30 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     }
   });
 
+  it("leaves a queued task to a worker of the job's chain: a worker at another chain's endpoint reads and fails nothing", async () => {
+    const w = await migratedWarehouse('chain_worker');
+    try {
+      const file = join(tmp, 'queued.json');
+      writeFileSync(file, JSON.stringify({ name: 'queued', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 1 }));
+      const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const wrong = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(8453) } });
+      expect(wrong.stderr).toMatch(/serves chain 8453 \(its eth_chainId\), but job \\"queued\\" is for chain 1.*This worker cannot read the task/);
+      expect((await counts(w)).transfers).toBe(0);
+      const running = await w.warehouse.db.selectFrom('export_runs').select(['status', 'chain_id']).execute();
+      expect(running.map((r) => [r.status, String(r.chain_id)])).toEqual([['running', '1']]);
+      // the task comes back after graphile-worker's first backoff (about 3 s), and a worker of chain 1 reads it
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      const right = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
+      expect(right.code, right.stderr).toBe(0);
+      const done = await w.warehouse.db.selectFrom('export_runs').select(['status']).execute();
+      expect(done.map((r) => r.status)).toEqual(['succeeded']);
+      expect((await counts(w)).transfers).toBe(dataset.transfers.filter((t) => t.contractAddress === contract()).length);
+    } finally {
+      await w.drop();
+    }
+  }, 120_000);
+
   it('refuses a --chain that is not a chain id, naming the flag', async () => {
     const r = await runCli(['backfill', '--contract', contract(), '--from', '1', '--to', '2', '--chain', 'base'], {
       env: { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', CHAIN_API_URL: api(1) },

@@ -62,6 +62,14 @@ describe('verifyChainHeader', () => {
     }
   });
 
+  it("reads Gnosis' AuRa fields under Erigon's names too (auraStep as hex, auraSeal; older AuRaStep, AuRaSeal)", () => {
+    const { step, signature, ...rest } = realHeaders.find((r) => r.chainId === 100)!.header as { step: number; signature: string };
+    const hexStep = `0x${step.toString(16)}`;
+    expect(verifyChainHeader(100, { ...rest, auraStep: hexStep, auraSeal: signature }).verified).toBe(true);
+    expect(verifyChainHeader(100, { ...rest, AuRaStep: hexStep, AuRaSeal: signature }).verified).toBe(true);
+    expect(verifyChainHeader(100, { ...rest, auraStep: `0x${(step + 1).toString(16)}`, auraSeal: signature }).verified).toBe(false);
+  });
+
   it('ignores keys a node adds that are not in its chain list (Arbitrum sendRoot, sizes, transactions)', () => {
     const arbitrum = realHeaders.find((r) => r.chainId === 42161)!.header;
     expect(verifyChainHeader(42161, { ...arbitrum, sendRoot: '0x00', size: '0x1', transactions: [] }).verified).toBe(true);

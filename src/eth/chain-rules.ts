@@ -112,17 +112,20 @@ function hexFields(header: ChainHeader): Record<string, string | null | undefine
   return out;
 }
 
-/** A pre-merge Gnosis header: Nethermind's `step`/`signature`, or Erigon's `AuRaStep`/`AuRaSeal`. */
+/** A pre-merge Gnosis header: Nethermind's `step`/`signature`, or Erigon's `auraStep`/`auraSeal` (older: `AuRaStep`/`AuRaSeal`). */
 function isAura(header: ChainHeader): boolean {
-  return (header.step ?? header.AuRaStep) !== undefined || (header.signature ?? header.AuRaSeal) !== undefined;
+  return auraStep(header) !== undefined || auraSeal(header) !== undefined;
 }
+
+const auraStep = (h: ChainHeader): unknown => h.step ?? h.auraStep ?? h.AuRaStep;
+const auraSeal = (h: ChainHeader): unknown => h.signature ?? h.auraSeal ?? h.AuRaSeal;
 
 /** The AuRa fields under one name each, `step` as a hex quantity (Nethermind writes it as a decimal number). */
 function auraFields(header: ChainHeader): Record<string, string | null | undefined> {
-  const step = header.step ?? header.AuRaStep;
+  const step = auraStep(header);
   const out = hexFields(header);
   out.step = typeof step === 'number' && Number.isSafeInteger(step) && step >= 0 ? `0x${step.toString(16)}` : typeof step === 'string' ? step : undefined;
-  const signature = header.signature ?? header.AuRaSeal;
+  const signature = auraSeal(header);
   out.signature = typeof signature === 'string' ? signature : undefined;
   return out;
 }

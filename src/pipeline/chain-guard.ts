@@ -3,7 +3,7 @@ import { ConfigError } from '../common/errors.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
-import { chainsOfRuns } from '../warehouse/runs.ts';
+import { otherChainOfRuns } from '../warehouse/runs.ts';
 
 /** The endpoint serves another chain than the job's: nothing was written, and no lock is held. */
 export class ChainMismatchError extends ConfigError {
@@ -18,9 +18,9 @@ export class ChainMismatchError extends ConfigError {
 
 /** The warehouse holds another chain's runs: until every table is keyed by chain, one warehouse holds one chain. */
 export class WarehouseChainError extends ConfigError {
-  constructor(job: string, chain: number, held: readonly string[]) {
+  constructor(job: string, chain: number, held: string) {
     super(
-      `This warehouse holds chain ${held.join(', ')}'s transfers (its runs say so), and job "${job}" is for chain ${chain}; nothing was written.`,
+      `This warehouse holds chain ${held}'s transfers (its runs say so), and job "${job}" is for chain ${chain}; nothing was written.`,
       [],
       `A warehouse holds one chain until its tables are keyed by chain: give chain ${chain} a database of its own (DATABASE_URL).`,
     );
@@ -62,6 +62,6 @@ export async function checkChain(
 
 /** Refuses (WarehouseChainError) a job of `chain` where the warehouse's runs are of another chain. */
 export async function checkWarehouseChain(warehouse: Warehouse, job: Readonly<JobConfig>, chain: number): Promise<void> {
-  const others = (await chainsOfRuns(warehouse.db)).filter((c) => c !== String(chain));
-  if (others.length) throw new WarehouseChainError(job.name, chain, others);
+  const other = await otherChainOfRuns(warehouse.db, chain);
+  if (other !== undefined) throw new WarehouseChainError(job.name, chain, other);
 }

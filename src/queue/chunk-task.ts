@@ -3,7 +3,7 @@ import { RetryableError } from '../common/errors.ts';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import { checkChain } from '../pipeline/chain-guard.ts';
+import { ChainMismatchError, checkChain } from '../pipeline/chain-guard.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
 import { startRunLedger, type RunLedger } from '../pipeline/run-ledger.ts';
 import type { Source } from '../source/source.ts';
@@ -33,6 +33,17 @@ export class ChunkBusyError extends RetryableError {
   }
 }
 
+/**
+ * This worker's endpoint serves another chain than the task's job (a worker started with another CHAIN_API_URL):
+ * it reads nothing and writes nothing, and the run goes on; graphile-worker tries the task again later, when a
+ * worker of the job's chain may take it.
+ */
+export class WorkerChainError extends RetryableError {
+  constructor(mismatch: ChainMismatchError) {
+    super(`${mismatch.message} This worker cannot read the task: it is left for a worker whose CHAIN_API_URL serves the job's chain.`, undefined, { cause: mismatch });
+  }
+}
+
 /** The task stopped part-way (the worker is shutting down, or its lock's connection dropped). */
 export class ChunkInterruptedError extends RetryableError {}
 
@@ -58,7 +69,7 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     // this worker's endpoint may not be the one the task was enqueued with
     await checkChain({ ...deps, source }, job, { warn: false }).catch(async (err: unknown) => {
       await source.close().catch(() => undefined);
-      throw err;
+      throw err instanceof ChainMismatchError ? new WorkerChainError(err) : err;
     });
     const runner: RunnerDeps = { ...deps, source };
     const untrack = deps.metrics?.trackSource(source.counters);

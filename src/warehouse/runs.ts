@@ -134,8 +134,8 @@ export async function failRun(db: Kysely<Database>, runId: string, error: string
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** The chains the warehouse's runs were for, as decimal text (a warehouse holds one until its tables are keyed by chain). */
-export async function chainsOfRuns(db: Kysely<Database>): Promise<string[]> {
-  const rows = await db.selectFrom('export_runs').select('chain_id').distinct().orderBy('chain_id').execute();
-  return rows.map((r) => String(r.chain_id));
+/** A chain other than `chain` that a run of the warehouse was for, as decimal text; undefined when there is none. */
+export async function otherChainOfRuns(db: Kysely<Database>, chain: number): Promise<string | undefined> {
+  const row = await db.selectFrom('export_runs').select('chain_id').where('chain_id', '<>', String(chain)).limit(1).executeTakeFirst();
+  return row === undefined ? undefined : String(row.chain_id);
 }
