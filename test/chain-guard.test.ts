@@ -100,6 +100,13 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       expect(before.transfers).toBeGreaterThan(0);
       const runs = await w.warehouse.db.selectFrom('export_runs').select(['chain_id']).execute();
       expect(runs.map((x) => String(x.chain_id))).toEqual(['8453']);
+      // status shows the chain of each contract's last run
+      const status = await runCli(['status'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: '' } });
+      expect(status.stdout).toMatch(/\n {2}last run: +#\d+ backfill-[0-9a-f]{8} succeeded, chain 8453, at /);
+      const json = JSON.parse((await runCli(['status', '--json'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: '' } })).stdout) as {
+        contracts: { lastRun: { chainId: string } }[];
+      };
+      expect(json.contracts.map((c) => c.lastRun.chainId)).toEqual(['8453']);
 
       const mainnet = await backfill(w.url, api(1), ['--chain', '1']);
       expect(mainnet.code).toBe(2);

@@ -53,7 +53,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
           (s.lastRun && s.skippedLogs && (s.skippedLogs.erc721 || s.skippedLogs.other)
             ? `  skipped:     ${skippedText(s.skippedLogs)} in run #${s.lastRun.id} (not ERC-20 transfers, not stored)\n`
             : '') +
-          `  last run:    ${s.lastRun ? `#${s.lastRun.id} ${s.lastRun.job} ${s.lastRun.status} at ${s.lastRun.startedAt.toISOString()}${s.lastRun.error ? ` — ${s.lastRun.error}` : ''}` : 'none'}\n` +
+          `  last run:    ${s.lastRun ? `#${s.lastRun.id} ${s.lastRun.job} ${s.lastRun.status}, chain ${s.lastRun.chainId}, at ${s.lastRun.startedAt.toISOString()}${s.lastRun.error ? ` — ${s.lastRun.error}` : ''}` : 'none'}\n` +
           `  lag:         ${lag}\n`,
       );
     }

@@ -11,7 +11,8 @@ export interface ContractStatus {
   /** Ranges a run left open: resumed by the job's next run. */
   inProgress: Span[];
   rows: number;
-  lastRun: { id: string; job: string; status: RunStatus; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
+  /** The last run that touched the contract, with the chain its job was for (decimal text). */
+  lastRun: { id: string; job: string; chainId: string; status: RunStatus; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
   /**
    * Logs with the Transfer topic that the last run (`lastRun`) read for the contract and skipped as not ERC-20
    * transfers (a node source's ERC-721 and other shapes); zeros when it skipped none, null when there is no run.
@@ -42,7 +43,7 @@ export async function contractStatus(db: Kysely<Database>, contracts?: readonly 
     const token = await db.selectFrom('tokens').select('symbol').where('contract_address', '=', contract).executeTakeFirst();
     const run = await db
       .selectFrom('export_runs')
-      .select(['id', 'job', 'status', 'started_at', 'finished_at', 'error'])
+      .select(['id', 'job', 'chain_id', 'status', 'started_at', 'finished_at', 'error'])
       .where(sql<boolean>`${contract} = ANY(contracts)`)
       .orderBy('id', 'desc')
       .limit(1)
@@ -56,7 +57,9 @@ export async function contractStatus(db: Kysely<Database>, contracts?: readonly 
       gaps: gaps(covered),
       inProgress: open.map((o) => ({ fromBlock: Number(o.from_block), toBlock: Number(o.to_block) })),
       rows: Number(rows?.n ?? 0),
-      lastRun: run ? { id: run.id, job: run.job, status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error } : null,
+      lastRun: run
+        ? { id: run.id, job: run.job, chainId: String(run.chain_id), status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error }
+        : null,
       skippedLogs: skipped,
     });
   }
