@@ -1,6 +1,6 @@
-import { keccak256 } from './keccak.ts';
 import { CONSENSUS_FIELDS } from './header-fields.ts';
-import { encodeFieldList, HeaderEncodingError, type RlpField } from './header-hash.ts';
+import { encodeFieldList, HeaderEncodingError, rlpHash, type RlpField } from './header-hash.ts';
+import { toQuantity } from './hex.ts';
 
 /** A header as a node of any chain answers it: hex text, and numbers where a family writes them so (Gnosis' `step`). */
 export type ChainHeader = Readonly<Record<string, unknown>>;
@@ -90,19 +90,13 @@ export function verifyChainHeader(chainId: number, header: ChainHeader): HeaderV
   if (typeof header.hash !== 'string') return fail(`block ${block} has no hash to verify`);
   let computed: string;
   try {
-    const digest = keccak256(rule.rlp(header));
-    computed = `0x${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')}`;
+    computed = rlpHash(rule.rlp(header));
   } catch (err) {
     if (err instanceof HeaderEncodingError) return fail(`block ${block}: ${err.message}`);
     throw err;
   }
   if (computed !== header.hash.toLowerCase()) return fail(`block ${block} does not hash to ${header.hash} by the ${rule.name} rule: its fields hash to ${computed}`);
   return { block, rule: rule.name, verified: true };
-}
-
-/** The name of a chain's hash rule, or undefined when it has none this exporter knows. */
-export function headerRuleName(chainId: number): string | undefined {
-  return RULES.get(chainId)?.name;
 }
 
 /** The header's string fields, as the Ethereum encoder reads them (numbers and other values left out). */
@@ -124,7 +118,7 @@ const auraSeal = (h: ChainHeader): unknown => h.signature ?? h.auraSeal ?? h.AuR
 function auraFields(header: ChainHeader): Record<string, string | null | undefined> {
   const step = auraStep(header);
   const out = hexFields(header);
-  out.step = typeof step === 'number' && Number.isSafeInteger(step) && step >= 0 ? `0x${step.toString(16)}` : typeof step === 'string' ? step : undefined;
+  out.step = typeof step === 'number' && Number.isSafeInteger(step) && step >= 0 ? toQuantity(step) : typeof step === 'string' ? step : undefined;
   const signature = auraSeal(header);
   out.signature = typeof signature === 'string' ? signature : undefined;
   return out;

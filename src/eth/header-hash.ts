@@ -70,7 +70,12 @@ function bytesOf(hex: string): Uint8Array {
 
 /** `keccak256(rlp(header fields))` as lower-case `0x` hex: the hash a block with these fields has. */
 export function computeHeaderHash(header: HeaderFields): string {
-  const digest = keccak256(encodeHeaderRlp(header));
+  return rlpHash(encodeHeaderRlp(header));
+}
+
+/** keccak256 of an RLP encoding as lower-case `0x` hex: the block hash of a header list of any chain's rule. */
+export function rlpHash(rlp: Uint8Array): string {
+  const digest = keccak256(rlp);
   return `0x${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex')}`;
 }
 

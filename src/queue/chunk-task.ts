@@ -3,7 +3,7 @@ import { RetryableError } from '../common/errors.ts';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import { ChainMismatchError, checkChain } from '../pipeline/chain-guard.ts';
+import { ChainMismatchError, checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
 import { startRunLedger, type RunLedger } from '../pipeline/run-ledger.ts';
 import type { Source } from '../source/source.ts';
@@ -66,8 +66,8 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
       return;
     }
     const source = deps.source(job);
-    // this worker's endpoint may not be the one the task was enqueued with
-    await checkChain({ ...deps, source }, job, { warn: false }).catch(async (err: unknown) => {
+    // this worker's endpoint may not be the one the task was enqueued with (the warehouse's chain was checked then)
+    await checkEndpointChain({ ...deps, source }, job, { warn: false }).catch(async (err: unknown) => {
       await source.close().catch(() => undefined);
       throw err instanceof ChainMismatchError ? new WorkerChainError(err) : err;
     });
