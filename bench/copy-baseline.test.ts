@@ -3,7 +3,7 @@ import type { TransferRecord } from '../src/dataset/types.ts';
 import { baselineCopyLine } from './copy-baseline.ts';
 
 describe('baselineCopyLine', () => {
-  it('writes the transfer columns in token_transfers order, then run 1 as both provenance columns', () => {
+  it('writes the transfer columns in token_transfers order, then chain 1, and run 1 as both provenance columns', () => {
     const t: TransferRecord = {
       contractAddress: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
       fromAddress: '0x0000000000000000000000000000000000000001',
@@ -27,6 +27,7 @@ describe('baselineCopyLine', () => {
       t.blockHash,
       t.blockTimestamp,
       '7',
+      '1',
       '1',
       '1\n',
     ]);

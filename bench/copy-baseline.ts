@@ -8,17 +8,17 @@ import type { TransferRecord } from '../src/dataset/types.ts';
 import { copyLine, TRANSFER_COLUMNS } from '../src/warehouse/copy.ts';
 import { withClient } from './bench-database.ts';
 
-/** The provenance columns a plain COPY into a copy of token_transfers must fill (they are NOT NULL). */
-const PROVENANCE = ['inserted_by_run', 'updated_by_run'] as const;
+/** The chain and provenance columns a plain COPY into a copy of token_transfers must fill (they are NOT NULL). */
+const PROVENANCE = ['chain_id', 'inserted_by_run', 'updated_by_run'] as const;
 
 /**
- * One line of COPY text for a copy of token_transfers: the transfer's columns, then run 1 as both
+ * One line of COPY text for a copy of token_transfers: the transfer's columns, then chain 1, and run 1 as both
  * provenance columns.
  *
- * @example baselineCopyLine(transfer) // → '0xabc…\t3\t0xa0b8…\t…\t17\t1\t1\n'
+ * @example baselineCopyLine(transfer) // → '0xabc…\t3\t0xa0b8…\t…\t17\t1\t1\t1\n'
  */
 export function baselineCopyLine(t: TransferRecord): string {
-  return copyLine(t, '\t1\t1\n');
+  return copyLine(t, '\t1\t1\t1\n');
 }
 
 export interface TruthFile {

@@ -21,12 +21,13 @@ describe('the first-load bench', () => {
     tmp = await mkdtemp(join(tmpdir(), 'erc20-etl-test-'));
     const client = await target.warehouse.pool.connect();
     try {
-      await copyTransfers(client, 'token_transfers', dataset.transfers, ['inserted_by_run', 'updated_by_run'], '1\t1');
+      await copyTransfers(client, 'token_transfers', dataset.transfers, ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t1\t1');
     } finally {
       client.release();
     }
     await insertHeaders(
       target.warehouse.db,
+      1,
       dataset.headers.map((header) => ({ header, extra: null, hashVerified: true })),
       '1',
     );

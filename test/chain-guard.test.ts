@@ -15,7 +15,7 @@ import { migratedWarehouse } from './helpers/exporter.ts';
 
 /**
  * Issue 17's guard: before a run writes anything it asks the endpoint's eth_chainId and compares it with the job's
- * chain; and until every table is keyed by chain, a warehouse holds one chain's runs.
+ * chain; the runs record their chain, and one warehouse holds several chains' rows apart.
  */
 
 const PROJECT = 'chains-project';
@@ -90,7 +90,7 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     }
   });
 
-  it('records the chain of a backfill --chain run, and refuses another chain in the same warehouse until tables are keyed by chain', async () => {
+  it('records the chain of a backfill --chain run, and keeps another chain of the same blocks apart in the same warehouse', async () => {
     const w = await migratedWarehouse('chain_one_per_warehouse');
     try {
       const base = await backfill(w.url, api(8453), ['--chain', '8453']);
@@ -108,10 +108,17 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       };
       expect(json.contracts.map((c) => c.lastRun.chainId)).toEqual(['8453']);
 
+      // the same blocks and transfers served as chain 1's: a second copy, not an update of the first
       const mainnet = await backfill(w.url, api(1), ['--chain', '1']);
-      expect(mainnet.code).toBe(2);
-      expect(mainnet.stderr).toMatch(/This warehouse holds chain 8453's transfers \(its runs say so\), and job "backfill-[0-9a-f]{8}" is for chain 1; nothing was written/);
-      expect(await counts(w)).toEqual(before);
+      expect(mainnet.code, mainnet.stderr).toBe(0);
+      expect(mainnet.stdout).toMatch(new RegExp(`rows: ${before.transfers} inserted, 0 updated`));
+      expect(await counts(w)).toEqual({ transfers: 2 * before.transfers, runs: 2, ranges: 2, headers: 2 * before.headers });
+      const perChain = await sql<{ chain_id: string; n: string }>`
+        SELECT chain_id::text, count(*)::text AS n FROM token_transfers GROUP BY 1 ORDER BY 1`.execute(w.warehouse.db);
+      expect(perChain.rows).toEqual([
+        { chain_id: '1', n: String(before.transfers) },
+        { chain_id: '8453', n: String(before.transfers) },
+      ]);
     } finally {
       await w.drop();
     }
@@ -167,7 +174,7 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
 });
 
 describe('a warehouse written before runs recorded their chain', () => {
-  it('takes its runs as chain 1 after migrating: chain 1 goes on, another chain is refused', async () => {
+  it('takes its runs as chain 1 after migrating: chain 1 goes on, and another chain is added apart', async () => {
     const database = await freshDatabase('chain_upgrade');
     const warehouse = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 2 });
     try {
@@ -177,9 +184,12 @@ describe('a warehouse written before runs recorded their chain', () => {
       await migrateToLatest(warehouse);
       const runs = await sql<{ chain_id: string }>`SELECT chain_id::text FROM export_runs`.execute(warehouse.db);
       expect(runs.rows).toEqual([{ chain_id: '1' }]);
-      expect((await backfill(database.url, api(8453), ['--chain', '8453'])).code).toBe(2);
       const r = await backfill(database.url, api(1), ['--chain', '1']);
       expect(r.code, r.stderr).toBe(0);
+      const base = await backfill(database.url, api(8453), ['--chain', '8453']);
+      expect(base.code, base.stderr).toBe(0);
+      const chains = await sql<{ chain_id: string }>`SELECT DISTINCT chain_id::text FROM token_transfers ORDER BY 1`.execute(warehouse.db);
+      expect(chains.rows).toEqual([{ chain_id: '1' }, { chain_id: '8453' }]);
     } finally {
       await warehouse.close();
       await database.drop();

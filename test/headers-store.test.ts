@@ -20,8 +20,8 @@ describe('storing block headers', () => {
   it('keeps unknown header keys as JSON, NULL for absent fork fields, and stores a header once', async () => {
     const extra = { AuRaStep: '0x5', verkleProof: null, note: 'tab\there, "quoted", ünïcode' };
     const batch = headers.map((header, i) => ({ header, extra: i === 0 ? extra : null, hashVerified: i !== 2 }));
-    expect(await insertHeaders(target.warehouse.db, batch, '7')).toBe(3);
-    expect(await insertHeaders(target.warehouse.db, batch, '8')).toBe(0);
+    expect(await insertHeaders(target.warehouse.db, 1, batch, '7')).toBe(3);
+    expect(await insertHeaders(target.warehouse.db, 1, batch, '8')).toBe(0);
     const rows = await target.warehouse.db.selectFrom('block_headers').selectAll().orderBy('number').execute();
     const byHash = new Map(rows.map((r) => [r.hash, r]));
     expect(byHash.get(headers[0]!.hash)!.extra_fields).toEqual(extra);
@@ -44,7 +44,7 @@ describe('storing block headers', () => {
     const many = generateSyntheticDataset({ seed: 41, blocks: 2000, tokens: 1, transfers: 10, startBlock: 9_000_000 }).headers;
     const batch = many.map((header) => ({ header, extra: null, hashVerified: true }));
     for (let round = 0; round < 3; round++) {
-      const stored = await Promise.all([insertHeaders(target.warehouse.db, batch, '1'), insertHeaders(target.warehouse.db, [...batch].reverse(), '2')]);
+      const stored = await Promise.all([insertHeaders(target.warehouse.db, 1, batch, '1'), insertHeaders(target.warehouse.db, 1, [...batch].reverse(), '2')]);
       expect(stored[0] + stored[1]).toBe(many.length);
       await target.warehouse.db.deleteFrom('block_headers').where('number', '>=', '9000000').execute();
     }

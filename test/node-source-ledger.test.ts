@@ -59,11 +59,11 @@ describe('recordSkippedLogs', () => {
 
   it("shows in status: the last run's counts per contract", async () => {
     const db = target.warehouse.db;
-    const [usdt, usdc] = await contractStatus(db, [USDT, USDC]);
+    const [usdt, usdc] = await contractStatus(db, { chainId: 1, contracts: [USDT, USDC] });
     // the last run of USDT is `other` above; USDC's last run skipped nothing
     expect(usdt?.skippedLogs).toEqual({ erc721: 0, other: 7 });
     expect(usdc?.skippedLogs).toEqual({ erc721: 0, other: 0 });
-    expect((await contractStatus(db, [WETH]))[0]?.skippedLogs).toBeNull();
+    expect((await contractStatus(db, { chainId: 1, contracts: [WETH] }))[0]?.skippedLogs).toBeNull();
 
     const file = join(tmp, 'skips.json');
     await writeFile(file, JSON.stringify({ name: 'skips', contracts: [USDT, USDC].map((address) => ({ address, fromBlock: 0 })) }));
@@ -96,16 +96,21 @@ describe('recordSkippedLogs', () => {
 });
 
 describe('learned eth_getLogs ranges', () => {
-  it('keeps one range per job and endpoint host, the newest', async () => {
+  it('keeps one range per chain, job and endpoint host, the newest', async () => {
     const db = target.warehouse.db;
-    expect(await learnedLogsRange(db, 'nightly', 'mainnet.example.org')).toBeUndefined();
-    await saveLogsRange(db, { job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 2000 });
-    await saveLogsRange(db, { job: 'nightly', endpointHost: 'other.example.org:8545', blocks: 50 });
-    await saveLogsRange(db, { job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 1500 });
-    expect(await learnedLogsRange(db, 'nightly', 'mainnet.example.org')).toBe(1500);
-    expect(await learnedLogsRange(db, 'nightly', 'other.example.org:8545')).toBe(50);
-    expect(await learnedLogsRange(db, 'weekly', 'mainnet.example.org')).toBeUndefined();
-    await expect(saveLogsRange(db, { job: 'nightly', endpointHost: 'x', blocks: 0 })).rejects.toThrow(RangeError);
+    expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBeUndefined();
+    await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 2000 });
+    await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'other.example.org:8545', blocks: 50 });
+    await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 1500 });
+    expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBe(1500);
+    expect(await learnedLogsRange(db, 1, 'nightly', 'other.example.org:8545')).toBe(50);
+    expect(await learnedLogsRange(db, 1, 'weekly', 'mainnet.example.org')).toBeUndefined();
+    // the same job name and host on another chain learns its own
+    expect(await learnedLogsRange(db, 8453, 'nightly', 'mainnet.example.org')).toBeUndefined();
+    await saveLogsRange(db, { chainId: 8453, job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 30 });
+    expect(await learnedLogsRange(db, 8453, 'nightly', 'mainnet.example.org')).toBe(30);
+    expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBe(1500);
+    await expect(saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'x', blocks: 0 })).rejects.toThrow(RangeError);
   });
 });
 
@@ -191,6 +196,6 @@ describe('erc20-etl with a node source', () => {
     const worker = await runCli(['worker', '--once', '--dead-after', '5', '--rpc-timeout', '10'], { env });
     expect(worker.code, worker.stderr).toBe(0);
     expect(`${worker.stdout}${worker.stderr}`).not.toMatch(/node-secret-91ab/i);
-    expect(await learnedLogsRange(target.warehouse.db, 'queued-node', host())).toBe(1000);
+    expect(await learnedLogsRange(target.warehouse.db, 1, 'queued-node', host())).toBe(1000);
   }, 120_000);
 });

@@ -25,10 +25,10 @@ describe('comparing a page with the warehouse by digest', () => {
     rows = dataset.transfers.filter((t) => t.contractAddress === contract).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
     target = await migratedWarehouse('page_digest');
     client = await target.warehouse.pool.connect();
-    await copyTransfers(client, 'token_transfers', rows, ['inserted_by_run', 'updated_by_run'], '1\t1');
+    await copyTransfers(client, 'token_transfers', rows, ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t1\t1');
     // settings a server may have: the digest must not depend on them
     await client.query(`SET DateStyle = 'SQL, DMY'; SET TimeZone = 'Asia/Kolkata'; SET extra_float_digits = 3`);
-    page = { contract, rows, interior: { fromBlock: rows.at(-1)!.blockNumber, toBlock: rows[0]!.blockNumber }, carried: [], openRows: [] };
+    page = { chainId: 1, contract, rows, interior: { fromBlock: rows.at(-1)!.blockNumber, toBlock: rows[0]!.blockNumber }, carried: [], openRows: [] };
   });
   afterAll(async () => {
     client.release();
@@ -104,7 +104,7 @@ describe('comparing a page with the warehouse by digest', () => {
   });
 
   it('an empty page completing empty blocks holds; one completing blocks with rows does not', async () => {
-    expect(await holds({ contract, rows: [], interior: { fromBlock: 1, toBlock: 1000 }, carried: [], openRows: [] })).toBe(true);
+    expect(await holds({ chainId: 1, contract, rows: [], interior: { fromBlock: 1, toBlock: 1000 }, carried: [], openRows: [] })).toBe(true);
     expect(await holds({ ...page, rows: [] })).toBe(false);
   });
 });

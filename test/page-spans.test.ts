@@ -24,10 +24,12 @@ function phantom(dataset: Dataset, like: TransferRecord, blockNumber: number, n:
   return { ...like, blockNumber, blockHash: header.hash, blockTimestamp, logIndex: 100_000 + n };
 }
 
-async function insertRows(warehouse: Warehouse, rows: readonly TransferRecord[], runId = '1'): Promise<void> {
+/** Rows of chain 1 written by run 1; `before chains`: into a warehouse older than migration 0009 (no chain_id). */
+async function insertRows(warehouse: Warehouse, rows: readonly TransferRecord[], schema: 'keyed by chain' | 'before chains' = 'keyed by chain'): Promise<void> {
   const client = await warehouse.pool.connect();
   try {
-    await copyTransfers(client, 'token_transfers', rows, ['inserted_by_run', 'updated_by_run'], `${runId}\t${runId}`);
+    if (schema === 'before chains') await copyTransfers(client, 'token_transfers', rows, ['inserted_by_run', 'updated_by_run'], '1\t1');
+    else await copyTransfers(client, 'token_transfers', rows, ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t1\t1');
   } finally {
     client.release();
   }
@@ -95,6 +97,7 @@ describe('loading by page spans', () => {
     try {
       // job "late" planned its range and found its blocks empty (fresh) … then job "early" loaded them
       const range = await createRange(target.warehouse.db, {
+        chainId: 1,
         job: 'late',
         contract,
         fromBlock: OPTIONS.startBlock,
@@ -131,7 +134,7 @@ describe('loading by page spans', () => {
       const withSeenKeys = blocks[5]!;
       const emptyBlock = Array.from({ length: OPTIONS.blocks }, (_, i) => OPTIONS.startBlock + i).find((b) => !blocks.includes(b))!;
       const phantoms = [phantom(dataset, real[0]!, withSeenKeys, 1), phantom(dataset, real[1]!, emptyBlock, 2)];
-      await insertRows(warehouse, [...real, ...phantoms]);
+      await insertRows(warehouse, [...real, ...phantoms], 'before chains');
       const rangeId = await openRange(warehouse, 'upgrade', contract);
       await sql`
         INSERT INTO export_chunks (range_id, from_block, to_block, resume_to_block, pages, rows, done)
@@ -180,7 +183,7 @@ describe('loading by page spans', () => {
       }
       const committed = sorted.slice(0, 2 * size);
       const phantoms = [phantom(dataset, sorted[0]!, shared, 1), phantom(dataset, sorted[1]!, stoppedIn, 2)];
-      await insertRows(warehouse, [...committed, ...phantoms]);
+      await insertRows(warehouse, [...committed, ...phantoms], 'before chains');
       const rangeId = await openRange(warehouse, 'part-way', contract);
       await sql`
         INSERT INTO export_chunks (range_id, from_block, to_block, page_key, resume_to_block, pages, rows, done, fresh)

@@ -2,7 +2,7 @@ import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
-import type { JobConfig } from '../config/job-schema.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { createSourceCounters, type SourceCounters } from '../common/source-counters.ts';
 import { createBuilderSource } from '../source/builder-source.ts';
 import { createHttpClient, type HttpClient } from '../source/http-client.ts';
@@ -20,7 +20,7 @@ import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-
 export const HTTP_DEFAULTS = { timeoutMs: 30_000, maxResponseBytes: 32 * 1024 * 1024, retries: 8 } as const;
 
 /** What of a job decides its source. */
-export type SourceJob = Pick<JobConfig, 'name' | 'requestsPerSecond' | 'headerBatchSize'> & Partial<Pick<JobConfig, 'source' | 'logsRange'>>;
+export type SourceJob = Pick<JobConfig, 'name' | 'requestsPerSecond' | 'headerBatchSize'> & Partial<Pick<JobConfig, 'source' | 'logsRange' | 'chain'>>;
 
 /** A source for one run or task, that can keep what it learned for the job's next run. */
 export interface RunSource extends Source {
@@ -80,7 +80,7 @@ export function createSource(deps: {
   const startRange = async (): Promise<number | undefined> => {
     if (job.logsRange !== undefined) return job.logsRange;
     try {
-      return await learnedLogsRange(warehouse.db, job.name, api.host);
+      return await learnedLogsRange(warehouse.db, jobChain(job).chain, job.name, api.host);
     } catch (err) {
       logger.warn({ msg: 'could not read the eth_getLogs range learned before; starting from the default', job: job.name, err: (err as Error).message });
       return undefined;
@@ -100,7 +100,7 @@ export function createSource(deps: {
         logger,
         rpcTimeoutMs: deps.rpcTimeoutMs,
         startRange: start,
-        storedHeaders: (hashes) => knownHeaders(warehouse.db, hashes),
+        storedHeaders: (hashes) => knownHeaders(warehouse.db, jobChain(job).chain, hashes),
         budget: deps.budget,
       }),
   });
@@ -109,7 +109,7 @@ export function createSource(deps: {
     async saveLearned(runId) {
       const blocks = source.learnedRange();
       if (blocks === undefined) return;
-      await saveLogsRange(warehouse.db, { job: job.name, endpointHost: api.host, blocks, runId });
+      await saveLogsRange(warehouse.db, { chainId: jobChain(job).chain, job: job.name, endpointHost: api.host, blocks, runId });
       logger.debug({ msg: 'kept the eth_getLogs range for the next run', job: job.name, host: api.host, blocks });
     },
   };

@@ -1,7 +1,7 @@
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
-import { checkChain } from '../pipeline/chain-guard.ts';
+import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
 import { installQueue } from '../queue/install.ts';
@@ -23,7 +23,7 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
   try {
     await ensureMigrated(warehouse);
     // before the queue is installed: nothing is written for an endpoint of another chain
-    const chainId = await checkChain({ source, warehouse, logger }, job);
+    const chainId = await checkEndpointChain({ source, logger }, job);
     await installQueue(settings.databaseUrl!, logger);
     const { head } = await source.chainHead(job.contracts.map((c) => c.address));
     process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId)));

@@ -14,12 +14,16 @@ const TIME_BUDGET_HELP = "write where the run's wall time went (parse, copy, com
  * when it runs, so a process loads the code (and the memory) of the one command it runs, and `--help` none.
  */
 export function registerExportCommands(program: Command): void {
-  withConnections(program.command('migrate').description('create or update the warehouse tables (safe to run twice, and concurrently)'), false).action(
-    async (flags: ConnectionFlags) => {
-      const { migrate } = await import('./migrate-action.ts');
-      await migrate(flags);
-    },
-  );
+  withConnections(
+    program
+      .command('migrate')
+      .description('create or update the warehouse tables (safe to run twice, and concurrently)')
+      .option('--chain-id <id>', 'upgrading a warehouse written before chains: the chain its rows are from (default: the chain its runs recorded, else 1)'),
+    false,
+  ).action(async (flags: ConnectionFlags & { chainId?: string }) => {
+    const { migrate } = await import('./migrate-action.ts');
+    await migrate(flags);
+  });
 
   withConnections(
     withMetrics(

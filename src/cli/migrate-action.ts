@@ -1,22 +1,34 @@
 import { createLogger } from '../common/logger.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
-import { migrateToLatest } from '../warehouse/migrate.ts';
+import { migrateToLatest, pendingMigrations } from '../warehouse/migrate.ts';
+import { chainIdFlag } from '../config/load-job.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { installQueue } from '../queue/install.ts';
 
+/** The migration that keys every table by chain: `--chain-id` names the chain of the rows it finds. */
+const CHAIN_KEYS = '0009_chain_keys';
+
 /**
- * `erc20-etl migrate`: applies the pending migrations and says what it did, then creates or updates the
- * queue's schema (graphile-worker's), so the roles that run workers need no CREATE privilege.
+ * `erc20-etl migrate [--chain-id N]`: applies the pending migrations and says what it did, then creates or updates the
+ * queue's schema (graphile-worker's), so the roles that run workers need no CREATE privilege. `--chain-id` names the
+ * chain of the rows a warehouse written before chains holds (default: the chain its runs recorded, else 1).
  *
  * @example await migrate({}) // stdout: "erc20-etl migrate: applied 0001_initial"
  */
-export async function migrate(flags: ConnectionFlags): Promise<void> {
+export async function migrate(flags: ConnectionFlags & { chainId?: string }): Promise<void> {
+  const chainId = flags.chainId === undefined ? undefined : chainIdFlag(flags.chainId, '--chain-id');
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 2 });
   try {
-    const result = await migrateToLatest(warehouse).catch((err: unknown) => {
+    const result = await (async () => {
+      const pending = await pendingMigrations(warehouse);
+      if (chainId !== undefined && !pending.includes(CHAIN_KEYS)) {
+        logger.warn({ msg: '--chain-id changes nothing: this warehouse is keyed by chain already, and each row keeps its chain', chainId });
+      }
+      return migrateToLatest(warehouse, undefined, { chainId });
+    })().catch((err: unknown) => {
       throw describeConnectionError(err);
     });
     process.stdout.write(

@@ -3,20 +3,21 @@ import { EtlError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { resolveSettings } from '../config/settings.ts';
-import type { SourceKind } from '../config/job-schema.ts';
+import { jobChain, type SourceKind } from '../config/job-schema.ts';
 import { createSourceCounters } from '../common/source-counters.ts';
 import { createHttpClient } from '../source/http-client.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
+import { chainId as askChainId } from '../source/node-rpc.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
-import { contractStatus } from '../warehouse/status.ts';
+import { contractStatus, type ContractStatus } from '../warehouse/status.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { skippedText } from './summary.ts';
 
 /**
- * `erc20-etl status [job-file] [--json]`: per contract, what the warehouse holds (with the logs its last run
- * skipped as not ERC-20 transfers), and the lag behind the chain head when `CHAIN_API_URL` is set.
+ * `erc20-etl status [job-file] [--json]`: per chain and contract, what the warehouse holds (with the logs its last run
+ * skipped as not ERC-20 transfers), and, for the chain `CHAIN_API_URL` serves when it is set, the lag behind its head.
  */
 export async function printStatus(file: string | undefined, flags: ConnectionFlags & { json?: boolean }): Promise<void> {
   const job = file ? await loadJobFile(file) : undefined;
@@ -28,22 +29,26 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     await ensureMigrated(warehouse).catch((err: unknown) => {
       throw err instanceof EtlError ? err : describeConnectionError(err);
     });
-    const contracts = await contractStatus(
-      warehouse.db,
-      job?.contracts.map((c) => c.address),
-    ).catch((err: unknown) => {
+    const contracts = await contractStatus(warehouse.db, job && { chainId: jobChain(job).chain, contracts: job.contracts.map((c) => c.address) }).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
     const queue = await queueStatus(warehouse.db);
-    const head = await chainHead(flags, logger, job?.source ?? 'any');
+    const endpoint = await chainHead(flags, logger, job?.source ?? 'any');
+    const chains = [...new Set(contracts.map((c) => c.chainId))];
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ head: head ?? null, contracts, queue: queue ?? null }, null, 2)}\n`);
+      const head = endpoint?.head ?? null;
+      process.stdout.write(`${JSON.stringify({ head, headChainId: endpoint?.chainId ?? null, chains, contracts, queue: queue ?? null }, null, 2)}\n`);
       return;
     }
     const span = (s: { fromBlock: number; toBlock: number }) => `${s.fromBlock}–${s.toBlock}`;
+    if (chains.length) process.stdout.write(`${chains.length} chain(s): ${chains.join(', ')}\n`);
+    let chainShown: string | undefined;
     for (const s of contracts) {
-      const top = s.covered.at(-1)?.toBlock;
-      const lag = head !== undefined && top !== undefined ? `${head - top} blocks behind the head (${head})` : 'lag unknown (set CHAIN_API_URL)';
+      if (s.chainId !== chainShown) {
+        chainShown = s.chainId;
+        process.stdout.write(`chain ${s.chainId}\n`);
+      }
+      const lag = lagText(s, endpoint);
       process.stdout.write(
         `${s.contract}${s.symbol ? ` (${s.symbol})` : ''}\n` +
           `  covered:     ${s.covered.map(span).join(', ') || 'nothing yet'}\n` +
@@ -76,8 +81,19 @@ function queueText(q: QueueStatus): string {
   );
 }
 
-/** The chain head from `eth_blockNumber`, which a builder API and a node both answer; undefined without an API URL or an answer. */
-async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceKind | 'any'): Promise<number | undefined> {
+/** How far a contract's coverage is behind the head of the endpoint's chain; unknown for other chains. */
+function lagText(s: ContractStatus, endpoint: { head: number; chainId: string } | undefined): string {
+  const top = s.covered.at(-1)?.toBlock;
+  if (endpoint === undefined) return 'lag unknown (set CHAIN_API_URL)';
+  if (endpoint.chainId !== s.chainId) return `lag unknown (CHAIN_API_URL serves chain ${endpoint.chainId})`;
+  return top === undefined ? 'lag unknown (nothing covered yet)' : `${endpoint.head - top} blocks behind the head (${endpoint.head})`;
+}
+
+/**
+ * The chain head from `eth_blockNumber`, which a builder API and a node both answer, and the chain it is of
+ * (`eth_chainId`); undefined without an API URL or an answer.
+ */
+async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceKind | 'any'): Promise<{ head: number; chainId: string } | undefined> {
   if (!flags.apiUrl && !process.env['CHAIN_API_URL']) return undefined;
   const { api } = resolveSettings({ flags, env: process.env, needs: { database: false, api: true }, source });
   const http = createHttpClient({
@@ -88,7 +104,8 @@ async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceK
     counters: createSourceCounters(),
   });
   try {
-    return await createRpcClient({ http }).blockNumber();
+    const head = await createRpcClient({ http }).blockNumber();
+    return head === undefined ? undefined : { head, chainId: String(await askChainId(http)) };
   } catch (err) {
     logger.warn({ msg: 'could not read the chain head; lag unknown', err: api!.redact((err as Error).message) });
     return undefined;

@@ -105,12 +105,28 @@ export function rpcTimeoutMs(flags: { rpcTimeout?: string | undefined }): number
 const ADDRESS = 'expected a contract address (0x and 40 hex digits); repeat --contract for several';
 const BLOCK = 'expected a block number (integer ≥ 0)';
 
+/** What a chain id flag (`--chain`, `migrate --chain-id`) must be. */
+const CHAIN_FLAG = 'expected a chain id, an integer ≥ 1 (1 Ethereum, 10 OP Mainnet, 8453 Base, …)';
+
+/**
+ * A chain id flag's value as a number, or a ConfigError naming the flag and what it must be.
+ *
+ * @example chainIdFlag('8453', '--chain-id') // → 8453
+ */
+export function chainIdFlag(value: string, flag: string): number {
+  const parsed = chainFlag.safeParse(value);
+  if (!parsed.success) throw new ConfigError(`${flag}: ${CHAIN_FLAG}, got ${JSON.stringify(value)}.`);
+  return parsed.data;
+}
+
 const flagInteger = (expected: string, min: number, max: number) =>
   z
     .string({ error: expected })
     .regex(/^[0-9]+$/, { error: expected })
     .transform(Number)
     .pipe(z.number().min(min, { error: expected }).max(max, { error: expected }));
+
+const chainFlag = flagInteger(CHAIN_FLAG, 1, MAX_CHAIN_ID);
 
 const backfillFlags = z
   .object({
@@ -132,7 +148,7 @@ const backfillFlags = z
     concurrency: flagInteger('expected an integer from 1 to 64', 1, 64).optional(),
     headerBatchSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
     source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).optional(),
-    chain: flagInteger('expected a chain id, an integer ≥ 1 (1 Ethereum, 10 OP Mainnet, 8453 Base, …)', 1, MAX_CHAIN_ID).optional(),
+    chain: flagInteger(CHAIN_FLAG, 1, MAX_CHAIN_ID).optional(),
     rpcTimeout: rpcTimeoutFlag.optional(),
   })
   .refine((f) => f.from <= f.to, {

@@ -2,8 +2,6 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../common/errors.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { Source } from '../source/source.ts';
-import type { Warehouse } from '../warehouse/db.ts';
-import { otherChainOfRuns } from '../warehouse/runs.ts';
 
 /** The endpoint serves another chain than the job's: nothing was written, and no lock is held. */
 export class ChainMismatchError extends ConfigError {
@@ -12,17 +10,6 @@ export class ChainMismatchError extends ConfigError {
       `The endpoint serves chain ${served} (its eth_chainId), but job "${job}" is for chain ${chain}${stated ? '' : ' (it names no "chain", so chain 1 is assumed)'}; nothing was written.`,
       [],
       `Point CHAIN_API_URL (--api-url) at an endpoint of chain ${chain}, or, if chain ${served} is the one you mean, set "chain": ${served} in the job file (--chain ${served} for backfill).`,
-    );
-  }
-}
-
-/** The warehouse holds another chain's runs: until every table is keyed by chain, one warehouse holds one chain. */
-export class WarehouseChainError extends ConfigError {
-  constructor(job: string, chain: number, held: string) {
-    super(
-      `This warehouse holds chain ${held}'s transfers (its runs say so), and job "${job}" is for chain ${chain}; nothing was written.`,
-      [],
-      `A warehouse holds one chain until its tables are keyed by chain: give chain ${chain} a database of its own (DATABASE_URL).`,
     );
   }
 }
@@ -42,26 +29,4 @@ export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>
   const served = await deps.source.chainId();
   if (BigInt(served) !== BigInt(chain)) throw new ChainMismatchError(job.name, chain, served, stated);
   return chain;
-}
-
-/**
- * What a run, an enqueue or a queued task does before it writes anything: `checkEndpointChain`, then a check that
- * the warehouse holds no other chain's runs. Resolves to the job's chain.
- *
- * @example await checkChain({ source, warehouse, logger }, job) // → 8453, or ChainMismatchError / WarehouseChainError (exit 2)
- */
-export async function checkChain(
-  deps: { source: Pick<Source, 'chainId'>; warehouse: Warehouse; logger: Logger },
-  job: Readonly<JobConfig>,
-  options: { warn?: boolean } = {},
-): Promise<number> {
-  const chain = await checkEndpointChain(deps, job, options);
-  await checkWarehouseChain(deps.warehouse, job, chain);
-  return chain;
-}
-
-/** Refuses (WarehouseChainError) a job of `chain` where the warehouse's runs are of another chain. */
-export async function checkWarehouseChain(warehouse: Warehouse, job: Readonly<JobConfig>, chain: number): Promise<void> {
-  const other = await otherChainOfRuns(warehouse.db, chain);
-  if (other !== undefined) throw new WarehouseChainError(job.name, chain, other);
 }

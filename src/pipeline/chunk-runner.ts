@@ -1,7 +1,7 @@
 import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
-import type { JobConfig } from '../config/job-schema.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
@@ -68,7 +68,8 @@ const HEADER_POSTS_ALONGSIDE = 2;
 export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<void> {
   const { job, runId, ranges, ledger } = work;
   const totals = ledger.totals;
-  const headers = createHeaderQueue(deps, { job: job.name, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
+  const chainId = jobChain(job).chain;
+  const headers = createHeaderQueue(deps, { job: job.name, chainId, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
   const stop = new AbortController();
   const outer = work.signal;
   const onOuter = () => stop.abort(outer?.reason);
@@ -88,7 +89,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
         await readChunk(
           deps,
           { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
-          { onPage: onCommittedPage(deps, { job: job.name, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
+          { onPage: onCommittedPage(deps, { job: job.name, chainId, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
         ).catch((err: unknown) => {
           stop.abort(err);
           throw err;
@@ -108,7 +109,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     outer?.removeEventListener('abort', onOuter);
   }
   if (work.resumed) {
-    const stored = await enrichRanges(deps, { job: job.name, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
+    const stored = await enrichRanges(deps, { job: job.name, chainId, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
     totals.headersFetched += stored;
     deps.metrics?.headersStored(job.name, stored);
   }
@@ -143,13 +144,13 @@ export async function closeRanges(
     deps.metrics?.removed(job.name, r.contract, done.removed);
     closed.set(r.id, { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: done.rows, removed: done.removed });
   }
-  await reportLag(deps, job.name, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
+  await reportLag(deps, job, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
   return closed;
 }
 
-/** Sets each contract's lag metric: blocks between the head and the last block its coverage reaches. */
-export async function reportLag(deps: RunnerDeps, job: string, contracts: readonly string[], head: number): Promise<void> {
+/** Sets each contract's lag metric: blocks between the head and the last block its coverage on the job's chain reaches. */
+export async function reportLag(deps: RunnerDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
-  const covered = await lastCoveredBlocks(deps.warehouse.db, job, contracts);
-  for (const contract of contracts) deps.metrics.lag(job, contract, Math.max(0, head - (covered.get(contract) ?? head)));
+  const covered = await lastCoveredBlocks(deps.warehouse.db, jobChain(job).chain, job.name, contracts);
+  for (const contract of contracts) deps.metrics.lag(job.name, contract, Math.max(0, head - (covered.get(contract) ?? head)));
 }

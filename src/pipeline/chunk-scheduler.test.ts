@@ -7,7 +7,7 @@ import { splitPoint } from './split.ts';
 const PAGE = 10;
 
 function chunk(id: string, fromBlock: number, toBlock: number): ChunkState {
-  return { id, rangeId: '1', fromBlock, toBlock, pageKey: null, resumeToBlock: null, done: false, rows: 0, fresh: true, openKeys: [], queryFromBlock: null };
+  return { id, rangeId: '1', chainId: 1, fromBlock, toBlock, pageKey: null, resumeToBlock: null, done: false, rows: 0, fresh: true, openKeys: [], queryFromBlock: null };
 }
 
 /**

@@ -47,9 +47,9 @@ const GROUP = 500;
  */
 export async function enrichRanges(
   deps: EnrichDeps,
-  scope: { job: string; runId: string; concurrency: number; ranges: readonly { contract: string; fromBlock: number; toBlock: number }[] },
+  scope: { job: string; chainId: number; runId: string; concurrency: number; ranges: readonly { contract: string; fromBlock: number; toBlock: number }[] },
 ): Promise<number> {
-  const missing = await missingHeaders(deps.warehouse.db, scope.ranges);
+  const missing = await missingHeaders(deps.warehouse.db, scope.chainId, scope.ranges);
   for (const m of missing) {
     if (m.highest && disagreeingFields(m, m.highest).length) throw new ChainDataError(blockDisagreementMessage(m, m.highest));
   }
@@ -71,7 +71,12 @@ class HeadersNotFoundYet extends RetryableError {
  * Fetches, verifies and stores one group of headers, asking again for those not found yet; `beforeStoring`
  * sees each answer's verified headers before they are stored. Resolves to the number stored.
  */
-export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scope: { job: string; runId: string }, group: H[], beforeStoring?: BeforeStoring<H>): Promise<number> {
+export async function fetchGroup<H extends MissingHeader>(
+  deps: EnrichDeps,
+  scope: { job: string; chainId: number; runId: string },
+  group: H[],
+  beforeStoring?: BeforeStoring<H>,
+): Promise<number> {
   let pending = group;
   let stored = 0;
   const check = deps.source.checks?.checkHeader ?? checkHeader;
@@ -98,7 +103,7 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
               });
           }
           if (beforeStoring && verified.length) await beforeStoring(verified);
-          stored += await insertHeaders(deps.warehouse.db, checked, scope.runId);
+          stored += await insertHeaders(deps.warehouse.db, scope.chainId, checked, scope.runId);
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);
         },

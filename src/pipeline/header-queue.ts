@@ -29,6 +29,8 @@ export interface HeaderQueue {
 
 export interface HeaderQueueScope {
   job: string;
+  /** The chain of the job: headers are looked up, checked and stored as its. */
+  chainId: number;
   runId: string;
   /** Calls per JSON-RPC POST. */
   batchSize: number;
@@ -62,7 +64,7 @@ interface QueuedBlock extends MissingHeader {
  * no longer serves (a check of them before would stop it). A remembered block keeps its bloom (256 bytes), so
  * the next pages' rows of it need no query.
  *
- * @example const headers = createHeaderQueue(deps, { job, runId, batchSize: 100, concurrency: 2 });
+ * @example const headers = createHeaderQueue(deps, { job, chainId: 1, runId, batchSize: 100, concurrency: 2 });
  * await headers.offer(page.transfers, contract); // … for each page, then:
  * await headers.drain(); // → 30534
  */
@@ -112,6 +114,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     candidates = [];
     const known = await knownHeaders(
       deps.warehouse.db,
+      scope.chainId,
       offered.map((h) => h.hash),
     );
     for (const h of offered) {

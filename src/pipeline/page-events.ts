@@ -18,6 +18,8 @@ export interface PageEventDeps {
 
 export interface PageEventScope {
   job: string;
+  /** The job's chain: its tokens' metadata is saved as this chain's. */
+  chainId: number;
   runId: string;
   contract: string;
   totals: RunTotals;
@@ -41,7 +43,7 @@ export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): Chu
     deps.progress?.advance(contract, blocks, page.transfers.length);
     if (!scope.tokensSaved.has(contract)) {
       scope.tokensSaved.add(contract);
-      await saveToken(deps.warehouse.db, await deps.source.tokenMetadata(contract), scope.runId);
+      await saveToken(deps.warehouse.db, scope.chainId, await deps.source.tokenMetadata(contract), scope.runId);
     }
     for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });
     await scope.headers.offer(page.transfers, contract, page.bloomProven === true);

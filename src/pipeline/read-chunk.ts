@@ -132,6 +132,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       const span = pageSpan({ fromBlock: chunk.fromBlock, toBlock: chunk.toBlock, state: spanState, rows: page.transfers, done });
       const load = {
         runId: task.runId,
+        chainId: chunk.chainId,
         rangeId: chunk.rangeId,
         chunkId: chunk.id,
         contract: task.contract,

@@ -11,7 +11,7 @@ import { classifyPgError } from '../warehouse/pg-errors.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
-import { checkEndpointChain, checkWarehouseChain } from './chain-guard.ts';
+import { checkEndpointChain } from './chain-guard.ts';
 import { startRunLedger, type RunLedger } from './run-ledger.ts';
 
 export type { RangeSummary } from './chunk-runner.ts';
@@ -45,8 +45,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
   let ledger: RunLedger | undefined;
   try {
     // before anything is written (the lock is released on the way out): the endpoint serves the job's chain. An
-    // endpoint that cannot say (down, refusing the key) fails the run as before, in its ledger; another chain, or a
-    // warehouse of another chain, stops it with nothing written.
+    // endpoint that cannot say (down, refusing the key) fails the run as before, in its ledger; another chain stops
+    // it with nothing written.
     const guard = await checkEndpointChain(deps, job).then(
       (chainId) => ({ chainId, error: undefined }),
       (error: unknown) => {
@@ -54,7 +54,6 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
         return { chainId: jobChain(job).chain, error };
       },
     );
-    await checkWarehouseChain(warehouse, job, guard.chainId);
     const abandoned = await failAbandonedRuns(warehouse.db, job.name);
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
     const contracts = job.contracts.map((c) => c.address);
@@ -68,11 +67,11 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, { runId: runId!, ranges, head, ledger: ledger!, lock, resumed });
 
     // first the ranges an earlier run left open (it was killed, or failed part-way) …
-    const resumed = await openRanges(warehouse.db, job.name);
+    const resumed = await openRanges(warehouse.db, guard.chainId, job.name);
     const summaries: RangeSummary[] = resumed.length ? await phase(resumed, true) : [];
     // … then the plan: a follow-the-head contract always re-reads its last `finality` blocks up to the
     // head (blocks a resumed range read before a reorg included); an explicit range just resumed is done
-    const lastCovered = await lastCoveredBlocks(warehouse.db, job.name, contracts);
+    const lastCovered = await lastCoveredBlocks(warehouse.db, guard.chainId, job.name, contracts);
     const planned = job.contracts.filter((c) => c.toBlock === undefined || !resumed.some((r) => r.contract === c.address));
     const plan = planRun({
       contracts: planned,
@@ -86,7 +85,9 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     for (const note of plan.notes) logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
     const ranges: RangeState[] = [];
     for (const r of plan.ranges) {
-      ranges.push(await createRange(warehouse.db, { job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
+      ranges.push(
+        await createRange(warehouse.db, { chainId: guard.chainId, job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }),
+      );
     }
     const all = [...resumed, ...ranges];
     if (all.length) {
@@ -97,7 +98,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       await ledger!.stop();
       await endRun(warehouse.db, runId!, { status: 'succeeded' });
     });
-    await reportLag(deps, job.name, contracts, head);
+    await reportLag(deps, job, contracts, head);
     deps.metrics?.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
     const ms = deps.clock.now() - started;
     logger.info({ msg: 'run finished', job: job.name, run: runId, ...ledger.totals, ms });

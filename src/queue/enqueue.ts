@@ -39,13 +39,13 @@ export interface EnqueueResult {
  * Ranges, chunks and tasks are committed in one transaction, so a task never points at a chunk that is
  * not there, and a failed enqueue leaves nothing behind. Two enqueues of one job take turns; none runs
  * while `erc20-etl run` holds the job. `chainId`: the job's chain, which the caller checked the endpoint serves
- * (`checkChain`).
+ * (`checkEndpointChain`).
  */
 export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule', chainId: number): Promise<EnqueueResult> {
   const result = await inTransaction(deps.warehouse, async (trx) => {
     if (!(await takeEnqueueTurn(trx, job.name))) throw new JobLockedError(job.name);
 
-    const resumed = await openRanges(trx, job.name);
+    const resumed = await openRanges(trx, chainId, job.name);
     const busy = new Set(resumed.map((r) => r.contract));
     const contracts = job.contracts.map((c) => c.address);
     const plan = planRun({
@@ -53,7 +53,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
       head,
       finality: job.finality,
       chunks: 2 * job.concurrency,
-      lastCovered: await lastCoveredBlocks(trx, job.name, contracts),
+      lastCovered: await lastCoveredBlocks(trx, chainId, job.name, contracts),
     });
     for (const note of plan.notes) deps.logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
     for (const contract of busy) {
@@ -65,7 +65,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
     if (plan.ranges.length) {
       runId = await startRun(trx, { chainId, job: job.name, command, contracts });
       for (const r of plan.ranges) {
-        planned.push(await insertRange(trx, { job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
+        planned.push(await insertRange(trx, { chainId, job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }));
       }
       await setRunSpan(trx, runId, Math.min(...planned.map((r) => r.fromBlock)), Math.max(...planned.map((r) => r.toBlock)));
     }

@@ -9,7 +9,7 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { failRun } from '../warehouse/runs.ts';
-import { checkChain } from '../pipeline/chain-guard.ts';
+import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
@@ -76,7 +76,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
         scope.job = job.name;
         const source = deps.source(job);
         try {
-          const chainId = await checkChain({ ...deps, source }, job);
+          const chainId = await checkEndpointChain({ ...deps, source }, job);
           const { head } = await source.chainHead(job.contracts.map((c) => c.address));
           await enqueueJob(deps, job, head, 'schedule', chainId);
         } finally {

@@ -10,6 +10,8 @@ export type CoverageRow = CoveredSpan;
 
 export interface RunRow {
   id: string;
+  /** The chain of the run's job (decimal text). */
+  chain: string;
   job: string;
   command: string;
   status: string;
@@ -38,15 +40,21 @@ export interface ReportData {
  * @example await readReportData(warehouse.db, { days: 90, runs: 30, now: new Date() }) // → { daily: [...], coverage: [...], runs: [...] }
  */
 export async function readReportData(db: Warehouse['db'], options: { days: number; runs: number; now: Date }): Promise<ReportData> {
-  const daily = await dailyTransfers(db, options.days);
+  const days = await dailyTransfers(db, options.days);
+  const spans = await coveredSpans(db);
+  // a token's name is the same on every chain: where the warehouse holds several, each says which one it is
+  const several = new Set([...days.map((d) => d.chainId), ...spans.map((s) => s.chainId)]).size > 1;
+  const label = (r: { token: string; chainId: string }) => (several ? `${r.token} (chain ${r.chainId})` : r.token);
+  const daily = days.map((d) => ({ ...d, token: label(d) }));
 
-  const byContract = new Map<string, { token: string; spans: { fromBlock: number; toBlock: number }[] }>();
-  for (const r of await coveredSpans(db)) {
-    const entry = byContract.get(r.contract) ?? { token: r.token, spans: [] };
+  const byContract = new Map<string, { chainId: string; contract: string; token: string; spans: { fromBlock: number; toBlock: number }[] }>();
+  for (const r of spans) {
+    const key = `${r.chainId}:${r.contract}`;
+    const entry = byContract.get(key) ?? { chainId: r.chainId, contract: r.contract, token: label(r), spans: [] };
     entry.spans.push({ fromBlock: r.fromBlock, toBlock: r.toBlock });
-    byContract.set(r.contract, entry);
+    byContract.set(key, entry);
   }
-  const coverage = [...byContract].flatMap(([contract, { token, spans }]) => mergeSpans(spans).map((s) => ({ contract, token, ...s })));
+  const coverage = [...byContract.values()].flatMap(({ chainId, contract, token, spans }) => mergeSpans(spans).map((s) => ({ chainId, contract, token, ...s })));
 
   const runs = await latestRuns(db, options.runs);
 
@@ -57,6 +65,7 @@ export async function readReportData(db: Warehouse['db'], options: { days: numbe
     coverage,
     runs: runs.reverse().map((r) => ({
       id: r.id,
+      chain: r.chainId,
       job: r.job,
       command: r.command,
       status: r.status,

@@ -66,14 +66,17 @@ function empty(text: string): string {
 }
 
 function coverageTable(data: ReportData): string {
-  const rows = data.coverage.map((c) => `<tr><td>${escapeHtml(c.token)}</td><td>${escapeHtml(c.contract)}</td><td>${c.fromBlock}</td><td>${c.toBlock}</td></tr>`);
-  return `<table><tr><th>token</th><th>contract</th><th>from block</th><th>to block</th></tr>${rows.join('')}</table>`;
+  const rows = data.coverage.map(
+    (c) => `<tr><td>${escapeHtml(c.token)}</td><td>${escapeHtml(c.chainId)}</td><td>${escapeHtml(c.contract)}</td><td>${c.fromBlock}</td><td>${c.toBlock}</td></tr>`,
+  );
+  return `<table><tr><th>token</th><th>chain</th><th>contract</th><th>from block</th><th>to block</th></tr>${rows.join('')}</table>`;
 }
 
 function runsTable(data: ReportData): string {
   const rows = [...data.runs].reverse().map((r) => {
     const cells = [
       `#${r.id}`,
+      r.chain,
       r.job,
       r.command,
       r.startedAt,
@@ -86,6 +89,6 @@ function runsTable(data: ReportData): string {
     ];
     return `<tr class="${r.status === 'failed' ? 'failed' : ''}">${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`;
   });
-  const head = ['run', 'job', 'command', 'started', 's', 'inserted', 'updated', 'unchanged', 'removed', 'status'];
+  const head = ['run', 'chain', 'job', 'command', 'started', 's', 'inserted', 'updated', 'unchanged', 'removed', 'status'];
   return `<table><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr>${rows.join('')}</table>`;
 }

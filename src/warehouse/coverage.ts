@@ -1,11 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 
-/** The highest block a job has covered, per contract (from the coverage ledger). */
-export async function lastCoveredBlocks(db: Kysely<Database>, job: string, contracts: readonly string[]): Promise<Map<string, number>> {
+/** The highest block a job has covered on its chain, per contract (from the coverage ledger). */
+export async function lastCoveredBlocks(db: Kysely<Database>, chainId: number, job: string, contracts: readonly string[]): Promise<Map<string, number>> {
   const { rows } = await sql<{ contract_address: string; to_block: string }>`
     SELECT contract_address, max(to_block)::text AS to_block FROM export_coverage
-    WHERE job = ${job} AND contract_address = ANY(${contracts as string[]})
+    WHERE chain_id = ${chainId} AND job = ${job} AND contract_address = ANY(${contracts as string[]})
     GROUP BY contract_address`.execute(db);
   return new Map(rows.map((r) => [r.contract_address, Number(r.to_block)]));
 }

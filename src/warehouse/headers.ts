@@ -12,10 +12,10 @@ export interface MissingHeader extends BlockSighting {
 }
 
 /**
- * The distinct block hashes of the transfers in the given scopes (contract × inclusive block range) that
+ * The distinct block hashes of the chain's transfers in the given scopes (contract × inclusive block range) that
  * have no header row: each is fetched once, and a stored header is never fetched again.
  */
-export async function missingHeaders(db: Kysely<Database>, scopes: readonly { contract: string; fromBlock: number; toBlock: number }[]): Promise<MissingHeader[]> {
+export async function missingHeaders(db: Kysely<Database>, chainId: number, scopes: readonly { contract: string; fromBlock: number; toBlock: number }[]): Promise<MissingHeader[]> {
   if (!scopes.length) return [];
   const values = sql.join(scopes.map((s) => sql`(${s.contract}::text, ${s.fromBlock}::bigint, ${s.toBlock}::bigint)`));
   const { rows } = await sql<{ hash: string; number: string; timestamp: string; high_number: string; high_timestamp: string; contracts: string[] }>`
@@ -26,8 +26,8 @@ export async function missingHeaders(db: Kysely<Database>, scopes: readonly { co
            to_char(max(t.block_timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS high_timestamp,
            array_agg(DISTINCT t.contract_address ORDER BY t.contract_address) AS contracts
     FROM scope s
-    JOIN token_transfers t ON t.contract_address = s.contract_address AND t.block_number BETWEEN s.from_block AND s.to_block
-    WHERE NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.hash = t.block_hash)
+    JOIN token_transfers t ON t.chain_id = ${chainId} AND t.contract_address = s.contract_address AND t.block_number BETWEEN s.from_block AND s.to_block
+    WHERE NOT EXISTS (SELECT 1 FROM block_headers h WHERE h.chain_id = t.chain_id AND h.hash = t.block_hash)
     GROUP BY t.block_hash
     ORDER BY 2`.execute(db);
   return rows.map((r) => ({
@@ -47,14 +47,15 @@ export interface StoredHeader {
 }
 
 /**
- * Which of these block hashes block_headers has already, each with its number, time and logsBloom (for the
+ * Which of these block hashes block_headers has already for the chain, each with its number, time and logsBloom (for the
  * bloom check of new rows, and a node source's rows' times).
  */
-export async function knownHeaders(db: Kysely<Database>, hashes: readonly string[]): Promise<Map<string, StoredHeader>> {
+export async function knownHeaders(db: Kysely<Database>, chainId: number, hashes: readonly string[]): Promise<Map<string, StoredHeader>> {
   if (!hashes.length) return new Map();
   const rows = await db
     .selectFrom('block_headers')
     .select(['hash', 'number', 'timestamp', 'logs_bloom'])
+    .where('chain_id', '=', String(chainId))
     .where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`)
     .execute();
   return new Map(rows.map((r) => [r.hash, { number: Number(r.number), seconds: String(r.timestamp), logsBloom: r.logs_bloom }]));
@@ -62,12 +63,16 @@ export async function knownHeaders(db: Kysely<Database>, hashes: readonly string
 
 const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());
 
-// One array per column, unnested: a batch costs one plan of 26 parameters, where a VALUES list of 100 rows
-// binds 2,600 of them.
-/** Stores verified headers (every field, snake_case; quantities as decimal text; unknown keys in extra_fields). */
+// One array per column, unnested: a batch costs one plan of 28 parameters, where a VALUES list of 100 rows
+// binds 2,800 of them.
+/**
+ * Stores checked headers of a chain (every field, snake_case; quantities as decimal text; unknown keys in extra_fields;
+ * why a header is unverified, when it is).
+ */
 export async function insertHeaders(
   db: Kysely<Database>,
-  headers: readonly { header: HeaderJson; extra: Record<string, unknown> | null; hashVerified: boolean }[],
+  chainId: number,
+  headers: readonly { header: HeaderJson; extra: Record<string, unknown> | null; hashVerified: boolean; unverifiedReason?: string | null }[],
   runId: string,
 ): Promise<number> {
   if (!headers.length) return 0;
@@ -77,8 +82,8 @@ export async function insertHeaders(
       hash, number, parent_hash, sha3_uncles, miner, state_root, transactions_root, receipts_root, logs_bloom,
       difficulty, gas_limit, gas_used, timestamp, extra_data, mix_hash, nonce, base_fee_per_gas, withdrawals_root,
       blob_gas_used, excess_blob_gas, parent_beacon_block_root, requests_hash, block_access_list_hash,
-      hash_verified, extra_fields, fetched_by_run)
-    SELECT u.*, ${runId}::bigint FROM unnest(
+      hash_verified, extra_fields, unverified_reason, chain_id, fetched_by_run)
+    SELECT u.*, ${chainId}::bigint, ${runId}::bigint FROM unnest(
       ${column((x) => x.header.hash)}::text[], ${column((x) => QUANTITY(x.header.number))}::bigint[],
       ${column((x) => x.header.parentHash)}::text[], ${column((x) => x.header.sha3Uncles)}::text[],
       ${column((x) => x.header.miner)}::text[], ${column((x) => x.header.stateRoot)}::text[],
@@ -91,9 +96,9 @@ export async function insertHeaders(
       ${column((x) => QUANTITY(x.header.blobGasUsed))}::numeric[], ${column((x) => QUANTITY(x.header.excessBlobGas))}::numeric[],
       ${column((x) => x.header.parentBeaconBlockRoot)}::text[], ${column((x) => x.header.requestsHash)}::text[],
       ${column((x) => x.header.blockAccessListHash)}::text[], ${column((x) => x.hashVerified)}::boolean[],
-      ${column((x) => (x.extra ? JSON.stringify(x.extra) : null))}::jsonb[]
+      ${column((x) => (x.extra ? JSON.stringify(x.extra) : null))}::jsonb[], ${column((x) => x.unverifiedReason ?? null)}::text[]
     ) AS u
     ORDER BY 1 -- by hash: one lock order for every writer, so two runs storing the same headers cannot deadlock
-    ON CONFLICT (hash) DO NOTHING`.execute(db);
+    ON CONFLICT (chain_id, hash) DO NOTHING`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }

@@ -18,6 +18,8 @@ export interface ChunkCheckpoint {
 
 export interface PageLoad {
   runId: string;
+  /** The chain the rows are of (their range's). */
+  chainId: number;
   rangeId: string;
   chunkId: string;
   contract: string;
@@ -57,17 +59,17 @@ const CREATE_STAGING = `
     value numeric(78,0), block_number bigint, block_hash text, block_timestamp timestamptz, transaction_index integer
   ) ON COMMIT DELETE ROWS`;
 
-// Only new or changed rows reach the upsert: an unchanged row is neither rewritten nor even locked.
+// Only new or changed rows reach the upsert: an unchanged row is neither rewritten nor even locked. $1 run, $2 chain.
 const MERGE = `
   WITH changed AS (
     SELECT s.* FROM ${STAGING} s
-    LEFT JOIN token_transfers t USING (transaction_hash, log_index)
+    LEFT JOIN token_transfers t ON t.chain_id = $2 AND t.transaction_hash = s.transaction_hash AND t.log_index = s.log_index
     WHERE t.transaction_hash IS NULL OR ${TUPLE('t')} IS DISTINCT FROM ${TUPLE('s')}
   ), merged AS (
-    INSERT INTO token_transfers AS t (${COLUMN_LIST}, inserted_by_run, updated_by_run)
-    SELECT ${COLUMN_LIST}, $1, $1 FROM changed
+    INSERT INTO token_transfers AS t (chain_id, ${COLUMN_LIST}, inserted_by_run, updated_by_run)
+    SELECT $2, ${COLUMN_LIST}, $1, $1 FROM changed
     ORDER BY transaction_hash, log_index -- one lock order for every writer: concurrent jobs cannot deadlock on it
-    ON CONFLICT (transaction_hash, log_index) DO UPDATE SET
+    ON CONFLICT (chain_id, transaction_hash, log_index) DO UPDATE SET
       ${DATA_COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_by_run = EXCLUDED.updated_by_run
     WHERE ${TUPLE('t')} IS DISTINCT FROM ${TUPLE('EXCLUDED')}
     RETURNING (xmax = 0) AS inserted
@@ -78,9 +80,9 @@ const MERGE = `
 // the contract/block index, compared with the staged page and the carried keys by hash (a page is small; a
 // nested scan of the unindexed staging table is not)
 const RECORD_MISSING = `
-  INSERT INTO export_missing (range_id, transaction_hash, log_index, block_number)
-  SELECT $1, t.transaction_hash, t.log_index, t.block_number FROM token_transfers t
-  WHERE t.contract_address = $2 AND t.block_number BETWEEN $3 AND $4
+  INSERT INTO export_missing (range_id, chain_id, transaction_hash, log_index, block_number)
+  SELECT $1, $7, t.transaction_hash, t.log_index, t.block_number FROM token_transfers t
+  WHERE t.chain_id = $7 AND t.contract_address = $2 AND t.block_number BETWEEN $3 AND $4
     AND NOT EXISTS (SELECT 1 FROM ${STAGING} s WHERE s.transaction_hash = t.transaction_hash AND s.log_index = t.log_index)
     AND NOT EXISTS (
       SELECT 1 FROM unnest($5::text[], $6::int[]) AS c (transaction_hash, log_index)
@@ -94,13 +96,13 @@ const CHECKPOINT = `
   WHERE id = $1`;
 
 // A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
-// of the page is the exporter's ($15)
+// of the page is the exporter's ($16)
 const CHECKPOINT_IF_HELD = `
   WITH warehouse AS (${WAREHOUSE_DIGEST}), moved AS (
     UPDATE export_chunks
-    SET page_key = $9, resume_to_block = $10, done = $11, pages = pages + 1, rows = rows + $12,
-      open_hashes = $13, open_log_indexes = $14, updated_at = now()
-    WHERE id = $8 AND (SELECT digest FROM warehouse) = $15
+    SET page_key = $10, resume_to_block = $11, done = $12, pages = pages + 1, rows = rows + $13,
+      open_hashes = $14, open_log_indexes = $15, updated_at = now()
+    WHERE id = $9 AND (SELECT digest FROM warehouse) = $16
     RETURNING 1
   )
   SELECT EXISTS (SELECT 1 FROM moved) AS held`;
@@ -143,7 +145,7 @@ export async function endPageSession(client: pg.PoolClient): Promise<void> {
  * WHERE` the row changed), the rows the blocks it completes no longer hold, and the keys of the block it
  * leaves open. A page the warehouse already holds exactly (compared by digest) is neither copied nor merged.
  *
- * @example await loadPage(client, { runId, rangeId, chunkId, contract, rows, mode: 'merge', interior, carried, openRows, checkpoint })
+ * @example await loadPage(client, { runId, chainId: 1, rangeId, chunkId, contract, rows, mode: 'merge', interior, carried, openRows, checkpoint })
  * // → { inserted: 0, updated: 2, unchanged: 998 }
  */
 export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: TimeBudget = NO_BUDGET): Promise<MergeCounts> {
@@ -163,12 +165,14 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
     const carried = [load.carried.map((k) => k.transactionHash), load.carried.map((k) => k.logIndex)];
     if (load.mode === 'copy') {
       // oldest first: each index then grows at the end of the page's run of keys, and its pages stay full
-      await budget.time('copy', () => copyTransfers(client, 'token_transfers', oldestFirst(load.rows), ['inserted_by_run', 'updated_by_run'], `${load.runId}\t${load.runId}`));
+      await budget.time('copy', () =>
+        copyTransfers(client, 'token_transfers', oldestFirst(load.rows), ['chain_id', 'inserted_by_run', 'updated_by_run'], `${load.chainId}\t${load.runId}\t${load.runId}`),
+      );
       counts = { inserted: load.rows.length, updated: 0, unchanged: 0 };
     } else {
       const merged = await budget.time('copy', async () => {
         await copyTransfers(client, STAGING, load.rows);
-        return client.query<{ inserted: number; updated: number }>(MERGE, [load.runId]);
+        return client.query<{ inserted: number; updated: number }>(MERGE, [load.runId, load.chainId]);
       });
       const { inserted, updated } = merged.rows[0] ?? { inserted: 0, updated: 0 };
       counts = { inserted, updated, unchanged: load.rows.length - inserted - updated };
@@ -176,7 +180,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
         const interior = load.interior;
         await budget.time('copy', async () => {
           await client.query(HASH_AGAINST_PAGE);
-          await client.query(RECORD_MISSING, [load.rangeId, load.contract, interior.fromBlock, interior.toBlock, ...carried]);
+          await client.query(RECORD_MISSING, [load.rangeId, load.contract, interior.fromBlock, interior.toBlock, ...carried, load.chainId]);
         });
       }
     }

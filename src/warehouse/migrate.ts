@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { FileMigrationProvider, Migrator, sql, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { FileMigrationProvider, Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { FatalError } from '../common/errors.ts';
 import type { Warehouse } from './db.ts';
 import { MIGRATE_LOCK } from './lock-keys.ts';
@@ -18,10 +18,25 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.m
  * kysely's FileMigrationProvider. It imports what `join` gives it: a file URL here, so that a folder whose path
  * holds `#`, `%` or `?` still imports (a plain path would be read as a URL and cut there).
  */
-export function migrationsFrom(dir: string): MigrationProvider {
+export function migrationsFrom(dir: string, options: MigrateOptions = {}): MigrationProvider {
   const join = (...parts: string[]) => pathToFileURL(path.join(...parts)).href;
-  return new FileMigrationProvider({ fs, path: { join }, migrationFolder: dir });
+  const files = new FileMigrationProvider({ fs, path: { join }, migrationFolder: dir });
+  return {
+    async getMigrations() {
+      const migrations = await files.getMigrations();
+      // each `up` is handed what the command was told (a migration that needs none ignores it)
+      return Object.fromEntries(Object.entries(migrations).map(([name, m]): [string, Migration] => [name, { ...m, up: (db) => (m.up as WithOptions)(db, options) }]));
+    },
+  };
 }
+
+/** What `erc20-etl migrate` tells the migrations. */
+export interface MigrateOptions {
+  /** The chain of the rows a warehouse holds from before chains (`migrate --chain-id`; migration 0009). */
+  chainId?: number | undefined;
+}
+
+type WithOptions = (db: Kysely<unknown>, options: MigrateOptions) => Promise<void>;
 
 /**
  * Applies the pending migrations with kysely's Migrator, each in its own transaction. Safe to run twice
@@ -29,13 +44,13 @@ export function migrationsFrom(dir: string): MigrationProvider {
  *
  * @example await migrateToLatest(warehouse) // → { applied: ['0001_initial'], alreadyApplied: 0 }
  */
-export async function migrateToLatest(warehouse: Warehouse, dir = MIGRATIONS_DIR): Promise<{ applied: string[]; alreadyApplied: number }> {
+export async function migrateToLatest(warehouse: Warehouse, dir = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<{ applied: string[]; alreadyApplied: number }> {
   const client = await warehouse.pool.connect();
   const onError = () => undefined; // a dropped connection surfaces as the migration's own error
   client.on('error', onError);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
-    const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(dir) });
+    const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(dir, options) });
     const before = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).length;
     const result: MigrationResultSet = await migrator.migrateToLatest();
     if (result.error) {

@@ -51,17 +51,17 @@ export function postgresTimestamp(iso: string): string {
 /**
  * The same text's digest, written by PostgreSQL (under `DIGEST_SETTINGS`): the contract's rows in the blocks
  * the page completes but those earlier pages committed, and the other rows under the keys of the page's
- * open block. "C" ordering is the exporter's. Parameters $1–$7: {@link warehouseDigestParams}.
+ * open block, all of the page's chain. "C" ordering is the exporter's. Parameters $1–$8: {@link warehouseDigestParams}.
  */
 export const WAREHOUSE_DIGEST = `
   WITH page AS (
-    SELECT t.* FROM token_transfers t WHERE t.contract_address = $1 AND t.block_number BETWEEN $2 AND $3
+    SELECT t.* FROM token_transfers t WHERE t.chain_id = $8 AND t.contract_address = $1 AND t.block_number BETWEEN $2 AND $3
       AND (t.block_number < $3 OR NOT EXISTS ( -- carried keys are all in the highest block: looked up only there
         SELECT 1 FROM unnest($6::text[], $7::int[]) AS c (transaction_hash, log_index)
         WHERE c.transaction_hash = t.transaction_hash AND c.log_index = t.log_index))
     UNION ALL
     SELECT t.* FROM unnest($4::text[], $5::int[]) AS k (transaction_hash, log_index)
-    JOIN token_transfers t USING (transaction_hash, log_index)
+    JOIN token_transfers t ON t.chain_id = $8 AND t.transaction_hash = k.transaction_hash AND t.log_index = k.log_index
     WHERE NOT (t.contract_address = $1 AND t.block_number BETWEEN $2 AND $3)
   )
   SELECT encode(sha256(convert_to(coalesce(string_agg(
@@ -73,6 +73,8 @@ export const WAREHOUSE_DIGEST = `
 export const DIGEST_SETTINGS = ["DateStyle = 'ISO'", "TimeZone = 'UTC'"] as const;
 
 export interface PageRows {
+  /** The chain the page's rows are of. */
+  chainId: number;
   contract: string;
   rows: readonly TransferRecord[];
   /** Blocks the page completes; null when it completes none. */
@@ -90,14 +92,14 @@ export interface PageRows {
  * a page of rows instead of a copy, a merge and a search for missing rows. Runs where `DIGEST_SETTINGS` are set.
  * (Loading a page asks the same question together with moving its checkpoint: `loadPage`.)
  *
- * @example await warehouseHoldsPage(client, { contract, rows, interior: { fromBlock: 5, toBlock: 9 }, carried: [], openRows: [] }) // → true
+ * @example await warehouseHoldsPage(client, { chainId: 1, contract, rows, interior: { fromBlock: 5, toBlock: 9 }, carried: [], openRows: [] }) // → true
  */
 export async function warehouseHoldsPage(client: pg.PoolClient, page: PageRows): Promise<boolean> {
   const result = await client.query<{ digest: string }>(WAREHOUSE_DIGEST, warehouseDigestParams(page));
   return result.rows[0]?.digest === pageDigest(page.rows);
 }
 
-/** The parameters $1–$7 of {@link WAREHOUSE_DIGEST} for a page. */
+/** The parameters $1–$8 of {@link WAREHOUSE_DIGEST} for a page. */
 export function warehouseDigestParams(page: PageRows): unknown[] {
   const { fromBlock, toBlock } = page.interior ?? { fromBlock: 0, toBlock: -1 };
   return [
@@ -108,5 +110,6 @@ export function warehouseDigestParams(page: PageRows): unknown[] {
     page.openRows.map((r) => r.logIndex),
     page.carried.map((k) => k.transactionHash),
     page.carried.map((k) => k.logIndex),
+    page.chainId,
   ];
 }

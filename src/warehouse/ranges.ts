@@ -5,6 +5,8 @@ import type { Database } from './schema.ts';
 export interface ChunkState {
   id: string;
   rangeId: string;
+  /** Its range's chain. */
+  chainId: number;
   fromBlock: number;
   toBlock: number;
   pageKey: string | null;
@@ -24,6 +26,8 @@ export interface ChunkState {
 
 export interface RangeState {
   id: string;
+  /** The chain its rows are of. */
+  chainId: number;
   job: string;
   contract: string;
   fromBlock: number;
@@ -37,8 +41,15 @@ export interface RangeState {
  * The ranges a job left open (a run that crashed or failed part-way), with their chunks and positions:
  * the next run of the job resumes them before planning anything new.
  */
-export async function openRanges(db: Kysely<Database>, job: string): Promise<RangeState[]> {
-  const ranges = await db.selectFrom('export_ranges').selectAll().where('job', '=', job).where('status', '=', 'open').orderBy('id').execute();
+export async function openRanges(db: Kysely<Database>, chainId: number, job: string): Promise<RangeState[]> {
+  const ranges = await db
+    .selectFrom('export_ranges')
+    .selectAll()
+    .where('chain_id', '=', String(chainId))
+    .where('job', '=', job)
+    .where('status', '=', 'open')
+    .orderBy('id')
+    .execute();
   return withChunks(db, ranges);
 }
 
@@ -50,6 +61,7 @@ export async function openRange(db: Kysely<Database>, id: string): Promise<Range
 
 interface RangeRow {
   id: string;
+  chain_id: string;
   job: string;
   contract_address: string;
   from_block: string;
@@ -71,6 +83,7 @@ async function withChunks(db: Kysely<Database>, ranges: RangeRow[]): Promise<Ran
     .execute();
   return ranges.map((r) => ({
     id: r.id,
+    chainId: Number(r.chain_id),
     job: r.job,
     contract: r.contract_address,
     fromBlock: Number(r.from_block),
@@ -83,6 +96,7 @@ async function withChunks(db: Kysely<Database>, ranges: RangeRow[]): Promise<Ran
 interface ChunkRow {
   id: string;
   range_id: string;
+  chain_id: string;
   from_block: string;
   to_block: string;
   page_key: string | null;
@@ -99,6 +113,7 @@ function toChunk(c: ChunkRow): ChunkState {
   return {
     id: c.id,
     rangeId: c.range_id,
+    chainId: Number(c.chain_id),
     fromBlock: Number(c.from_block),
     toBlock: Number(c.to_block),
     pageKey: c.page_key,
@@ -112,6 +127,7 @@ function toChunk(c: ChunkRow): ChunkState {
 }
 
 export interface NewRange {
+  chainId: number;
   job: string;
   contract: string;
   fromBlock: number;
@@ -129,16 +145,17 @@ export async function createRange(db: Kysely<Database>, input: NewRange): Promis
 export async function insertRange(trx: Transaction<Database>, input: NewRange): Promise<RangeState> {
   const range = await trx
     .insertInto('export_ranges')
-    .values({ job: input.job, contract_address: input.contract, from_block: input.fromBlock, to_block: input.toBlock, created_by_run: input.runId })
+    .values({ chain_id: input.chainId, job: input.job, contract_address: input.contract, from_block: input.fromBlock, to_block: input.toBlock, created_by_run: input.runId })
     .returning(['id'])
     .executeTakeFirstOrThrow();
   const chunks = await trx
     .insertInto('export_chunks')
-    .values(input.chunks.map((c) => ({ range_id: range.id, from_block: c.fromBlock, to_block: c.toBlock })))
+    .values(input.chunks.map((c) => ({ range_id: range.id, chain_id: input.chainId, from_block: c.fromBlock, to_block: c.toBlock })))
     .returningAll()
     .execute();
   return {
     id: range.id,
+    chainId: input.chainId,
     job: input.job,
     contract: input.contract,
     fromBlock: input.fromBlock,
@@ -183,7 +200,7 @@ export async function splitChunk(db: Kysely<Database>, chunk: ChunkState, lastGi
     if (!kept) return undefined;
     return trx
       .insertInto('export_chunks')
-      .values({ range_id: chunk.rangeId, from_block: chunk.fromBlock, to_block: lastGiven, fresh: chunk.fresh })
+      .values({ range_id: chunk.rangeId, chain_id: chunk.chainId, from_block: chunk.fromBlock, to_block: lastGiven, fresh: chunk.fresh })
       .returningAll()
       .executeTakeFirstOrThrow();
   });
@@ -201,6 +218,7 @@ export async function decideFresh(db: Kysely<Database>, chunk: ChunkState, contr
   const found = await db
     .selectFrom('token_transfers')
     .select(sql<number>`1`.as('one'))
+    .where('chain_id', '=', String(chunk.chainId))
     .where('contract_address', '=', contract)
     .where('block_number', '>=', String(chunk.fromBlock))
     .where('block_number', '<=', String(chunk.toBlock))

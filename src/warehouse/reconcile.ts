@@ -25,7 +25,7 @@ export async function reconcileRanges(
 ): Promise<Map<string, ReconcileResult>> {
   return db.transaction().execute(async (trx) => {
     const results = new Map<string, ReconcileResult>();
-    const claimedSpans: Span[] = [];
+    const claimedSpans: (Span & { chainId: number })[] = [];
     for (const range of ranges) {
       // claim the range first: a range another run already closed is never reconciled twice
       const claimed = await trx
@@ -46,15 +46,15 @@ export async function reconcileRanges(
         ), gone AS (
           DELETE FROM token_transfers t
           USING doomed d
-          WHERE t.transaction_hash = d.transaction_hash AND t.log_index = d.log_index AND t.block_number = d.block_number
+          WHERE t.chain_id = ${range.chainId} AND t.transaction_hash = d.transaction_hash AND t.log_index = d.log_index AND t.block_number = d.block_number
             AND t.contract_address = ${range.contract}
             AND t.block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}
           RETURNING t.*
         ), kept AS (
           INSERT INTO token_transfers_removed (
-            transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
+            chain_id, transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
             block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, removed_by_run)
-          SELECT transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
+          SELECT chain_id, transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
             block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, ${runId}
           FROM gone
           RETURNING 1
@@ -63,11 +63,11 @@ export async function reconcileRanges(
       await sql`SET LOCAL enable_nestloop = on`.execute(trx);
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
-        WHERE contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
+        WHERE chain_id = ${range.chainId} AND contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
       const rows = count.rows[0]?.rows ?? 0;
       await trx
         .insertInto('export_coverage')
-        .values({ job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
+        .values({ chain_id: range.chainId, job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
         .execute();
       await trx.deleteFrom('export_missing').where('range_id', '=', range.id).execute();
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
@@ -76,17 +76,20 @@ export async function reconcileRanges(
     // once per block, however many contracts' ranges cover it; a header's state can only change where a row
     // left its block (removed, or moved by an update), or where one came back to a header marked orphaned
     const removedAny = [...results.values()].some((r) => r.removed > 0);
-    for (const span of mergeSpans(claimedSpans)) {
-      if (rowsMoved || removedAny || (await hasOrphanedHeader(trx, span))) await markCanonical(trx, span);
+    for (const chainId of new Set(claimedSpans.map((s) => s.chainId))) {
+      for (const span of mergeSpans(claimedSpans.filter((s) => s.chainId === chainId))) {
+        if (rowsMoved || removedAny || (await hasOrphanedHeader(trx, chainId, span))) await markCanonical(trx, chainId, span);
+      }
     }
     return results;
   });
 }
 
-async function hasOrphanedHeader(trx: Kysely<Database>, span: Span): Promise<boolean> {
+async function hasOrphanedHeader(trx: Kysely<Database>, chainId: number, span: Span): Promise<boolean> {
   const found = await trx
     .selectFrom('block_headers')
     .select('hash')
+    .where('chain_id', '=', String(chainId))
     .where('number', '>=', String(span.fromBlock))
     .where('number', '<=', String(span.toBlock))
     .where('canonical', '=', false)
@@ -96,13 +99,13 @@ async function hasOrphanedHeader(trx: Kysely<Database>, span: Span): Promise<boo
 }
 
 /**
- * Headers stay (analytics may want them) but say whether they are on the chain the warehouse now holds:
+ * Headers stay (analytics may want them) but say whether they are on the chain the warehouse now holds (of their chain id):
  * in a reconciled range, a header that no transfer points at any more belongs to an orphaned block (a
  * header is only ever fetched because transfers pointed at it); one that transfers point at is canonical.
  */
-async function markCanonical(trx: Kysely<Database>, range: Span): Promise<void> {
+async function markCanonical(trx: Kysely<Database>, chainId: number, range: Span): Promise<void> {
   await sql`
-    UPDATE block_headers h SET canonical = EXISTS (SELECT 1 FROM token_transfers t WHERE t.block_hash = h.hash)
-    WHERE h.number BETWEEN ${range.fromBlock} AND ${range.toBlock}
-      AND h.canonical IS DISTINCT FROM EXISTS (SELECT 1 FROM token_transfers t WHERE t.block_hash = h.hash)`.execute(trx);
+    UPDATE block_headers h SET canonical = EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = h.chain_id AND t.block_hash = h.hash)
+    WHERE h.chain_id = ${chainId} AND h.number BETWEEN ${range.fromBlock} AND ${range.toBlock}
+      AND h.canonical IS DISTINCT FROM EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = h.chain_id AND t.block_hash = h.hash)`.execute(trx);
 }

@@ -3,6 +3,8 @@ import type { Database, RunStatus } from './schema.ts';
 
 /** Transfers of one token on one UTC day. */
 export interface TokenDay {
+  /** The chain (decimal text). */
+  chainId: string;
   contract: string;
   /** Symbol, else name, else the address. */
   token: string;
@@ -17,6 +19,8 @@ export interface TokenDay {
 
 /** One row of the coverage ledger: blocks of a contract some run covered (rows of a contract may overlap). */
 export interface CoveredSpan {
+  /** The chain (decimal text). */
+  chainId: string;
   contract: string;
   /** Symbol, else name, else the address. */
   token: string;
@@ -27,6 +31,8 @@ export interface CoveredSpan {
 /** One run of the run ledger. */
 export interface RunRecord {
   id: string;
+  /** The chain of the run's job (decimal text). */
+  chainId: string;
   job: string;
   command: string;
   status: RunStatus;
@@ -40,46 +46,55 @@ export interface RunRecord {
 }
 
 /**
- * Transfers and volume per token and UTC day over the last `days` days of data (counted back from the
+ * Transfers and volume per chain, token and UTC day over the last `days` days of data (counted back from the
  * newest transfer), by day, then token.
  */
 export async function dailyTransfers(db: Kysely<Database>, days: number): Promise<TokenDay[]> {
-  const { rows } = await sql<{ contract: string; token: string; day: string; transfers: string; volume: string; volume_plot: number }>`
+  const { rows } = await sql<{ chain_id: string; contract: string; token: string; day: string; transfers: string; volume: string; volume_plot: number }>`
     WITH recent AS (
-      SELECT t.contract_address, t.value, t.block_timestamp FROM token_transfers t
+      SELECT t.chain_id, t.contract_address, t.value, t.block_timestamp FROM token_transfers t
       WHERE t.block_timestamp > (SELECT max(block_timestamp) FROM token_transfers) - make_interval(days => ${days})
     ), per_day AS (
-      SELECT contract_address, to_char(block_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS transfers, sum(value) AS volume
-      FROM recent GROUP BY 1, 2
+      SELECT chain_id, contract_address, to_char(block_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS transfers, sum(value) AS volume
+      FROM recent GROUP BY 1, 2, 3
     )
-    SELECT d.contract_address AS contract, coalesce(nullif(k.symbol, ''), nullif(k.name, ''), d.contract_address) AS token, d.day,
+    SELECT d.chain_id::text AS chain_id, d.contract_address AS contract, coalesce(nullif(k.symbol, ''), nullif(k.name, ''), d.contract_address) AS token, d.day,
       d.transfers::text AS transfers,
       (d.volume * CASE WHEN k.decimals IS NULL THEN 1 ELSE ('1e-' || k.decimals)::numeric END)::text AS volume,
       (d.volume * CASE WHEN k.decimals IS NULL THEN 1 ELSE ('1e-' || k.decimals)::numeric END)::float8 AS volume_plot
-    FROM per_day d LEFT JOIN tokens k ON k.contract_address = d.contract_address
-    ORDER BY d.day, token`.execute(db);
-  return rows.map((r) => ({ contract: r.contract, token: r.token, day: r.day, transfers: Number(r.transfers), volume: r.volume, volumePlot: Number(r.volume_plot) }));
+    FROM per_day d LEFT JOIN tokens k ON k.chain_id = d.chain_id AND k.contract_address = d.contract_address
+    ORDER BY d.day, token, d.chain_id`.execute(db);
+  return rows.map((r) => ({
+    chainId: r.chain_id,
+    contract: r.contract,
+    token: r.token,
+    day: r.day,
+    transfers: Number(r.transfers),
+    volume: r.volume,
+    volumePlot: Number(r.volume_plot),
+  }));
 }
 
 /** Every row of the coverage ledger, with its token's name, unmerged. */
 export async function coveredSpans(db: Kysely<Database>): Promise<CoveredSpan[]> {
-  const { rows } = await sql<{ contract: string; token: string; from_block: string; to_block: string }>`
-    SELECT c.contract_address AS contract, coalesce(nullif(k.symbol, ''), nullif(k.name, ''), c.contract_address) AS token,
+  const { rows } = await sql<{ chain_id: string; contract: string; token: string; from_block: string; to_block: string }>`
+    SELECT c.chain_id::text AS chain_id, c.contract_address AS contract, coalesce(nullif(k.symbol, ''), nullif(k.name, ''), c.contract_address) AS token,
       c.from_block::text AS from_block, c.to_block::text AS to_block
-    FROM export_coverage c LEFT JOIN tokens k ON k.contract_address = c.contract_address`.execute(db);
-  return rows.map((r) => ({ contract: r.contract, token: r.token, fromBlock: Number(r.from_block), toBlock: Number(r.to_block) }));
+    FROM export_coverage c LEFT JOIN tokens k ON k.chain_id = c.chain_id AND k.contract_address = c.contract_address`.execute(db);
+  return rows.map((r) => ({ chainId: r.chain_id, contract: r.contract, token: r.token, fromBlock: Number(r.from_block), toBlock: Number(r.to_block) }));
 }
 
 /** The last `limit` runs of the run ledger, newest first. */
 export async function latestRuns(db: Kysely<Database>, limit: number): Promise<RunRecord[]> {
   const rows = await db
     .selectFrom('export_runs')
-    .select(['id', 'job', 'command', 'status', 'started_at', 'finished_at', 'rows_inserted', 'rows_updated', 'rows_unchanged', 'rows_removed', 'error'])
+    .select(['id', 'chain_id', 'job', 'command', 'status', 'started_at', 'finished_at', 'rows_inserted', 'rows_updated', 'rows_unchanged', 'rows_removed', 'error'])
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
   return rows.map((r) => ({
     id: r.id,
+    chainId: String(r.chain_id),
     job: r.job,
     command: r.command,
     status: r.status,

@@ -133,9 +133,3 @@ export async function failRun(db: Kysely<Database>, runId: string, error: string
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
-
-/** A chain other than `chain` that a run of the warehouse was for, as decimal text; undefined when there is none. */
-export async function otherChainOfRuns(db: Kysely<Database>, chain: number): Promise<string | undefined> {
-  const row = await db.selectFrom('export_runs').select('chain_id').where('chain_id', '<>', String(chain)).limit(1).executeTakeFirst();
-  return row === undefined ? undefined : String(row.chain_id);
-}

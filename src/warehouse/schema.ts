@@ -5,7 +5,11 @@ type Numeric = ColumnType<string, string, string>;
 type BigintColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
+/** The chain a row is of (EIP-155 id; migration 0009): every table of chain data is keyed by it. */
+type ChainId = BigintColumn;
+
 export interface TokenTransfersTable {
+  chain_id: ChainId;
   transaction_hash: string;
   log_index: number;
   contract_address: string;
@@ -27,6 +31,7 @@ export interface TokenTransfersRemovedTable extends TokenTransfersTable {
 }
 
 export interface BlockHeadersTable {
+  chain_id: ChainId;
   hash: string;
   number: BigintColumn;
   parent_hash: string;
@@ -41,8 +46,9 @@ export interface BlockHeadersTable {
   gas_used: Numeric;
   timestamp: BigintColumn;
   extra_data: string;
-  mix_hash: string;
-  nonce: string;
+  /** Null where the chain's header has none (Gnosis under AuRa: `step` and `signature`, in extra_fields). */
+  mix_hash: string | null;
+  nonce: string | null;
   base_fee_per_gas: Numeric | null;
   withdrawals_root: string | null;
   blob_gas_used: Numeric | null;
@@ -51,6 +57,8 @@ export interface BlockHeadersTable {
   requests_hash: string | null;
   block_access_list_hash: string | null;
   hash_verified: boolean;
+  /** Why a header is stored unverified (its chain's rule is unknown, or fields cannot be hashed); null when verified. */
+  unverified_reason: string | null;
   extra_fields: ColumnType<unknown, string | null, string | null> | null;
   canonical: Generated<boolean>;
   fetched_by_run: BigintColumn | null;
@@ -58,6 +66,7 @@ export interface BlockHeadersTable {
 }
 
 export interface TokensTable {
+  chain_id: ChainId;
   contract_address: string;
   name: string | null;
   symbol: string | null;
@@ -71,7 +80,7 @@ export type RunStatus = 'running' | 'succeeded' | 'failed';
 export interface ExportRunsTable {
   id: Generated<string>;
   /** The chain the run's job is for (EIP-155 id). */
-  chain_id: BigintColumn;
+  chain_id: ChainId;
   job: string;
   command: string;
   contracts: string[];
@@ -93,6 +102,7 @@ export interface ExportRunsTable {
 
 export interface ExportRangesTable {
   id: Generated<string>;
+  chain_id: ChainId;
   job: string;
   contract_address: string;
   from_block: BigintColumn;
@@ -105,6 +115,8 @@ export interface ExportRangesTable {
 
 export interface ExportChunksTable {
   id: Generated<string>;
+  /** Its range's chain. */
+  chain_id: ChainId;
   range_id: BigintColumn;
   from_block: BigintColumn;
   to_block: BigintColumn;
@@ -126,6 +138,8 @@ export interface ExportChunksTable {
 /** Rows in blocks a page covered alone that the page did not hold: moved when the range is reconciled. */
 export interface ExportMissingTable {
   range_id: BigintColumn;
+  /** Its range's chain. */
+  chain_id: ChainId;
   transaction_hash: string;
   log_index: number;
   block_number: BigintColumn;
@@ -133,6 +147,7 @@ export interface ExportMissingTable {
 
 export interface ExportCoverageTable {
   id: Generated<string>;
+  chain_id: ChainId;
   job: string;
   contract_address: string;
   from_block: BigintColumn;
@@ -166,6 +181,7 @@ export interface Database {
 
 /** The `eth_getLogs` range a node source learned, per job and endpoint host, never the URL (migration 0007). */
 export interface LogsRangesTable {
+  chain_id: ChainId;
   job: string;
   endpoint_host: string;
   blocks: number;

@@ -4,6 +4,8 @@ import type { Database, RunStatus } from './schema.ts';
 import { skippedLogsOfRun, type SkippedCounts } from './skipped-logs.ts';
 
 export interface ContractStatus {
+  /** The chain (decimal text): a contract's address on two chains is two entries. */
+  chainId: string;
   contract: string;
   symbol: string | null;
   covered: Span[];
@@ -11,7 +13,7 @@ export interface ContractStatus {
   /** Ranges a run left open: resumed by the job's next run. */
   inProgress: Span[];
   rows: number;
-  /** The last run that touched the contract, with the chain its job was for (decimal text). */
+  /** The last run of the chain that touched the contract, with that chain (decimal text). */
   lastRun: { id: string; job: string; chainId: string; status: RunStatus; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
   /**
    * Logs with the Transfer topic that the last run (`lastRun`) read for the contract and skipped as not ERC-20
@@ -22,28 +24,40 @@ export interface ContractStatus {
 }
 
 /**
- * Per contract: the blocks covered (merged), the gaps between them, open ranges, rows in the warehouse,
- * the last run that touched it and the logs that run skipped. `contracts` limits it to a job's contracts; otherwise every contract
- * the warehouse knows.
+ * Per chain and contract (by chain id, then address): the blocks covered (merged), the gaps between them, open ranges,
+ * rows in the warehouse, the last run of the chain that touched it and the logs that run skipped. `job` limits it to a
+ * job's chain and contracts; otherwise every contract of every chain the warehouse knows.
  */
-export async function contractStatus(db: Kysely<Database>, contracts?: readonly string[]): Promise<ContractStatus[]> {
-  const known = contracts?.length
-    ? [...contracts]
+export async function contractStatus(db: Kysely<Database>, job?: { chainId: number; contracts: readonly string[] }): Promise<ContractStatus[]> {
+  const known = job
+    ? job.contracts.map((contract) => ({ chain: String(job.chainId), contract }))
     : (
-        await sql<{ c: string }>`
-          SELECT contract_address AS c FROM export_coverage
-          UNION SELECT contract_address FROM export_ranges
-          UNION SELECT contract_address FROM tokens ORDER BY 1`.execute(db)
-      ).rows.map((r) => r.c);
+        await sql<{ chain: string; contract: string }>`
+          SELECT chain_id::text AS chain, contract_address AS contract FROM export_coverage
+          UNION SELECT chain_id::text, contract_address FROM export_ranges
+          UNION SELECT chain_id::text, contract_address FROM tokens ORDER BY 1, 2`.execute(db)
+      ).rows.sort((a, b) => Number(BigInt(a.chain) - BigInt(b.chain)) || (a.contract < b.contract ? -1 : 1));
   const out: ContractStatus[] = [];
-  for (const contract of known) {
-    const coverage = await db.selectFrom('export_coverage').select(['from_block', 'to_block']).where('contract_address', '=', contract).execute();
-    const open = await db.selectFrom('export_ranges').select(['from_block', 'to_block']).where('contract_address', '=', contract).where('status', '=', 'open').execute();
-    const rows = await db.selectFrom('token_transfers').select(sql<string>`count(*)`.as('n')).where('contract_address', '=', contract).executeTakeFirst();
-    const token = await db.selectFrom('tokens').select('symbol').where('contract_address', '=', contract).executeTakeFirst();
+  for (const { chain, contract } of known) {
+    const coverage = await db.selectFrom('export_coverage').select(['from_block', 'to_block']).where('chain_id', '=', chain).where('contract_address', '=', contract).execute();
+    const open = await db
+      .selectFrom('export_ranges')
+      .select(['from_block', 'to_block'])
+      .where('chain_id', '=', chain)
+      .where('contract_address', '=', contract)
+      .where('status', '=', 'open')
+      .execute();
+    const rows = await db
+      .selectFrom('token_transfers')
+      .select(sql<string>`count(*)`.as('n'))
+      .where('chain_id', '=', chain)
+      .where('contract_address', '=', contract)
+      .executeTakeFirst();
+    const token = await db.selectFrom('tokens').select('symbol').where('chain_id', '=', chain).where('contract_address', '=', contract).executeTakeFirst();
     const run = await db
       .selectFrom('export_runs')
       .select(['id', 'job', 'chain_id', 'status', 'started_at', 'finished_at', 'error'])
+      .where('chain_id', '=', chain)
       .where(sql<boolean>`${contract} = ANY(contracts)`)
       .orderBy('id', 'desc')
       .limit(1)
@@ -51,6 +65,7 @@ export async function contractStatus(db: Kysely<Database>, contracts?: readonly 
     const skipped = run ? ((await skippedLogsOfRun(db, run.id)).get(contract) ?? { erc721: 0, other: 0 }) : null;
     const covered = mergeSpans(coverage.map((c) => ({ fromBlock: Number(c.from_block), toBlock: Number(c.to_block) })));
     out.push({
+      chainId: chain,
       contract,
       symbol: token?.symbol ?? null,
       covered,

@@ -13,17 +13,18 @@ export interface TokenTotals {
 }
 
 /** What {@link topTokens} asks, in short, for a caption. */
-export const TOP_TOKENS_QUERY = 'SELECT … FROM token_transfers_enriched GROUP BY token';
+export const TOP_TOKENS_QUERY = 'SELECT … FROM token_transfers_enriched GROUP BY chain_id, token';
 
-/** Every token's totals (from the enriched view), most transfers first. */
+/** Every token's totals per chain (from the enriched view), most transfers first; a chain other than 1 is named. */
 export async function topTokens(db: Kysely<Database>): Promise<TokenTotals[]> {
   const { rows } = await sql<TokenTotals>`
-    SELECT coalesce(token_symbol, left(contract_address, 10) || '… (unknown)') AS token,
+    SELECT coalesce(token_symbol, left(contract_address, 10) || '… (unknown)')
+             || CASE WHEN chain_id = 1 THEN '' ELSE ' (chain ' || chain_id || ')' END AS token,
            count(*) AS transfers,
            round(sum(value_scaled), 2)::text AS volume,
            count(DISTINCT from_address) AS senders,
            count(DISTINCT block_number) AS blocks
     FROM token_transfers_enriched
-    GROUP BY 1 ORDER BY count(*) DESC, 1`.execute(db);
+    GROUP BY chain_id, 1 ORDER BY count(*) DESC, 1`.execute(db);
   return rows;
 }
