@@ -57,7 +57,7 @@ describe('checking transfers against the logsBloom of their block’s header as 
       logger,
       clock: systemClock,
       metrics: {
-        transfersBloomChecked: (_job, n) => {
+        transfersBloomChecked: (_series, n) => {
           counted += n;
         },
       },
@@ -80,7 +80,7 @@ describe('checking transfers against the logsBloom of their block’s header as 
         WHERE transaction_hash = ${row.transactionHash} AND log_index = ${row.logIndex}`.execute(db());
   const forgetHeader = (hash: string) => sql`DELETE FROM block_headers WHERE hash = ${hash}`.execute(db());
   const headerStored = async (hash: string) => (await db().selectFrom('block_headers').select('hash').where('hash', '=', hash).execute()).length === 1;
-  const queue = () => createHeaderQueue(deps, { job: 'header-blooms', runId: String(nextRun++), batchSize: 100, concurrency: 2 });
+  const queue = () => createHeaderQueue(deps, { job: 'header-blooms', chain: 1, runId: String(nextRun++), batchSize: 100, concurrency: 2 });
   /** What the failure must say: the transfer, in the block it was put in. */
   const naming = () =>
     new RegExp(

@@ -66,7 +66,7 @@ describe('fetching headers while reading pages', () => {
       );
       const queue = createHeaderQueue(
         { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 400 }), logger, clock: systemClock },
-        { job: 'pending', runId: '1', batchSize: 400, concurrency: 2, remembered: 8 },
+        { job: 'pending', chain: 1, runId: '1', batchSize: 400, concurrency: 2, remembered: 8 },
       );
       for (let start = 0; byContract.some((rows) => start < rows.length); start += 50) {
         for (const [i, rows] of byContract.entries()) if (start < rows.length) await queue.offer(rows.slice(start, start + 50), contracts()[i]!);

@@ -2,7 +2,7 @@ import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
-import type { RunMetrics } from '../metrics/run-metrics.ts';
+import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
@@ -68,7 +68,8 @@ const HEADER_POSTS_ALONGSIDE = 2;
 export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<void> {
   const { job, runId, ranges, ledger } = work;
   const totals = ledger.totals;
-  const headers = createHeaderQueue(deps, { job: job.name, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
+  const series = jobSeries(job);
+  const headers = createHeaderQueue(deps, { job: job.name, chain: series.chain, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
   const stop = new AbortController();
   const outer = work.signal;
   const onOuter = () => stop.abort(outer?.reason);
@@ -88,19 +89,19 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
         await readChunk(
           deps,
           { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
-          { onPage: onCommittedPage(deps, { job: job.name, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
+          { onPage: onCommittedPage(deps, { job: job.name, chain: series.chain, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
         ).catch((err: unknown) => {
           stop.abort(err);
           throw err;
         });
-        if (chunk.done) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
+        if (chunk.done) deps.metrics?.chunkDone(series, range.contract, (deps.clock.now() - started) / 1000);
       },
       ({ range, chunk }) => range.chunks.push(chunk),
     );
     if (stop.signal.aborted) throw work.stopped(stop.signal.reason);
     const stored = await headers.drain();
     totals.headersFetched += stored;
-    deps.metrics?.headersStored(job.name, stored);
+    deps.metrics?.headersStored(series, stored);
   } catch (err) {
     await headers.settle();
     throw err;
@@ -110,7 +111,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   if (work.resumed) {
     const stored = await enrichRanges(deps, { job: job.name, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
     totals.headersFetched += stored;
-    deps.metrics?.headersStored(job.name, stored);
+    deps.metrics?.headersStored(series, stored);
   }
 }
 
@@ -140,16 +141,17 @@ export async function closeRanges(
     const done = reconciled.get(r.id);
     if (!done) continue;
     scope.ledger.totals.rowsRemoved += done.removed;
-    deps.metrics?.removed(job.name, r.contract, done.removed);
+    deps.metrics?.removed(jobSeries(job), r.contract, done.removed);
     closed.set(r.id, { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: done.rows, removed: done.removed });
   }
-  await reportLag(deps, job.name, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
+  await reportLag(deps, job, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
   return closed;
 }
 
-/** Sets each contract's lag metric: blocks between the head and the last block its coverage reaches. */
-export async function reportLag(deps: RunnerDeps, job: string, contracts: readonly string[], head: number): Promise<void> {
+/** Sets each contract's lag metric (of the job's chain): blocks between the head and the last block its coverage reaches. */
+export async function reportLag(deps: RunnerDeps, job: Pick<JobConfig, 'name' | 'chain'>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
-  const covered = await lastCoveredBlocks(deps.warehouse.db, job, contracts);
-  for (const contract of contracts) deps.metrics.lag(job, contract, Math.max(0, head - (covered.get(contract) ?? head)));
+  const covered = await lastCoveredBlocks(deps.warehouse.db, job.name, contracts);
+  const series = jobSeries(job);
+  for (const contract of contracts) deps.metrics.lag(series, contract, Math.max(0, head - (covered.get(contract) ?? head)));
 }

@@ -29,6 +29,8 @@ export interface HeaderQueue {
 
 export interface HeaderQueueScope {
   job: string;
+  /** The job's chain id: the metrics' `chain` label. */
+  chain: number;
   runId: string;
   /** Calls per JSON-RPC POST. */
   batchSize: number;
@@ -62,7 +64,7 @@ interface QueuedBlock extends MissingHeader {
  * no longer serves (a check of them before would stop it). A remembered block keeps its bloom (256 bytes), so
  * the next pages' rows of it need no query.
  *
- * @example const headers = createHeaderQueue(deps, { job, runId, batchSize: 100, concurrency: 2 });
+ * @example const headers = createHeaderQueue(deps, { job, chain, runId, batchSize: 100, concurrency: 2 });
  * await headers.offer(page.transfers, contract); // … for each page, then:
  * await headers.drain(); // → 30534
  */
@@ -74,7 +76,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   let candidates: QueuedBlock[] = [];
   const batch: QueuedBlock[] = [];
   const budget = deps.budget ?? NO_BUDGET;
-  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked(scope.job, n));
+  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked({ job: scope.job, chain: scope.chain }, n));
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let stored = 0;
