@@ -57,7 +57,7 @@ describe('checking transfers against the logsBloom of their block’s header as 
       logger,
       clock: systemClock,
       metrics: {
-        transfersBloomChecked: (_job, n) => {
+        transfersBloomChecked: (_series, n) => {
           counted += n;
         },
       },

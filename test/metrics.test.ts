@@ -56,6 +56,8 @@ describe('Prometheus metrics', () => {
     let stats = await devnet.stats();
     let text = await scrape();
     expect(value(text, 'erc20_etl_rows_total', { job: 'metrics', outcome: 'inserted' })).toBe(first.totals.rowsInserted);
+    // a job that names no chain is chain 1's, in every series of it
+    expect(value(text, 'erc20_etl_rows_total', { job: 'metrics', chain: '1', outcome: 'inserted' })).toBe(first.totals.rowsInserted);
     expect(first.totals.rowsInserted).toBeGreaterThan(1000);
     expect(value(text, 'erc20_etl_transfer_requests_total')).toBe(stats.getTokenTransfers);
     expect(value(text, 'erc20_etl_rpc_posts_total')).toBe(stats.rpcHttpRequests);
@@ -73,7 +75,7 @@ describe('Prometheus metrics', () => {
       expect(value(text, 'erc20_etl_lag_blocks', { job: 'metrics', contract })).toBe(first.head - toBlock);
       expect(value(text, 'erc20_etl_rows_total', { contract })).toBe(dataset.transfers.filter((t) => t.contractAddress === contract && t.blockNumber <= toBlock).length);
     }
-    expect(value(text, 'erc20_etl_runs_total', { job: 'metrics', status: 'succeeded' })).toBe(1);
+    expect(value(text, 'erc20_etl_runs_total', { job: 'metrics', chain: '1', status: 'succeeded' })).toBe(1);
 
     // a re-run: counters go on from where they were
     const again = await runExport(target.url, devnet.base, config, undefined, metrics);

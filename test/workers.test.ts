@@ -314,7 +314,7 @@ describe('workers on one queue', () => {
         );
         expect(inserted).toEqual(logged);
         expect(scraped.reduce((n, text) => n + sumOf(text, 'erc20_etl_runs_total', 'status="succeeded"'), 0)).toBe(1);
-        expect(scraped.some((text) => /erc20_etl_lag_blocks\{job="nightly"/.test(text))).toBe(true);
+        expect(scraped.some((text) => /erc20_etl_lag_blocks\{job="nightly",chain="1",/.test(text))).toBe(true);
         for (const text of scraped) expect(text).not.toContain(PROJECT);
         // and both see the queue, emptied, and the two of them working it
         for (const text of scraped) {

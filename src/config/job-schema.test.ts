@@ -63,4 +63,28 @@ describe('jobSchema', () => {
     expect(messages({ ...base, logsRange: 500 })).toEqual([needsNode]);
     expect(messages({ ...base, source: 'builder', logsRange: 500, pageSize: 0 })).toEqual(['pageSize: expected an integer from 1 to 1000', needsNode]);
   });
+
+  it("gives a job that states no finality its chain's default", () => {
+    expect(jobSchema.parse(base).finality).toBe(64);
+    expect(jobSchema.parse({ ...base, chain: 1 }).finality).toBe(64);
+    expect(jobSchema.parse({ ...base, chain: 10 }).finality).toBe(900);
+    expect(jobSchema.parse({ ...base, chain: 8453 }).finality).toBe(900);
+    expect(jobSchema.parse({ ...base, chain: 42161 }).finality).toBe(7200);
+    expect(jobSchema.parse({ ...base, chain: 137 }).finality).toBe(512);
+    expect(jobSchema.parse({ ...base, chain: 56 }).finality).toBe(240);
+    expectTypeOf<JobConfig['finality']>().toEqualTypeOf<number>();
+  });
+
+  it('keeps the finality a job states, whatever its chain', () => {
+    expect(jobSchema.parse({ ...base, chain: 42161, finality: 100 }).finality).toBe(100);
+    expect(jobSchema.parse({ ...base, chain: 137, finality: 0 }).finality).toBe(0);
+    expect(jobSchema.parse({ ...base, finality: 10_000 }).finality).toBe(10_000);
+  });
+
+  it('gives a chain it knows nothing of the default of 64', () => {
+    expect(jobSchema.parse({ ...base, chain: 999_999 }).finality).toBe(64);
+    // Gnosis and Avalanche finalise sooner than Ethereum; their default is not lowered
+    expect(jobSchema.parse({ ...base, chain: 100 }).finality).toBe(64);
+    expect(jobSchema.parse({ ...base, chain: 43114 }).finality).toBe(64);
+  });
 });

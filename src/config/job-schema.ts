@@ -3,6 +3,7 @@
  * Every message here says what was expected; `problems.ts` adds the field and what was got.
  */
 import { z } from 'zod';
+import { defaultFinality, finalityDefaults } from './chain-defaults.ts';
 import { CRON_EXPECTED, cronProblem } from './cron.ts';
 
 /** The largest block number a JS number holds exactly. */
@@ -143,10 +144,12 @@ export const jobSchema = z
         description:
           'erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000. Erigon refuses batches larger than its --rpc.batch.limit (100 by default); where your endpoint allows more, a larger batch leaves more of a requests-per-second limit to pages.',
       }),
-      finality: integer(0, 10_000, 'expected an integer from 0 to 10000').default(64).meta({
-        title: 'Finality',
-        description: 'When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000.',
-      }),
+      finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
+        .optional()
+        .meta({
+          title: 'Finality',
+          description: `When following the chain head: how many of the newest blocks are read again on every run, to pick up reorgs. 0 to 10000. Leave it out for the chain's default: ${finalityDefaults()}.`,
+        }),
       source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).default('builder').meta({
         title: 'Source',
         description:
@@ -185,13 +188,14 @@ export const jobSchema = z
       return job !== null && typeof job === 'object' && job.logsRange !== undefined && (job.source === undefined || job.source === 'builder');
     },
   })
-  .transform(({ $schema: _ignored, ...job }) => job)
+  // a job that states no `finality` gets its chain's (chain-defaults.ts): what every reader of `finality` sees
+  .transform(({ $schema: _ignored, ...job }) => ({ ...job, finality: job.finality ?? defaultFinality(job.chain ?? DEFAULT_CHAIN) }))
   .meta({
     title: 'erc20-etl job',
     description: 'A job for `erc20-etl run jobs/NAME.json`: the ERC20 contracts to export and their block ranges.',
   });
 
-/** A validated job, with defaults filled in and addresses in lower case. */
+/** A validated job, with defaults filled in (`finality`: the chain's, when the job states none) and addresses in lower case. */
 export type JobConfig = z.output<typeof jobSchema>;
 
 /**

@@ -30,7 +30,10 @@ describe('the job JSON Schema', () => {
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties['pageSize']?.default).toBe(1000);
     expect(schema.properties['concurrency']?.default).toBe(4);
-    expect(schema.properties['finality']?.default).toBe(64);
+    // finality's default depends on the job's chain: no single default, the description names them
+    expect(schema.properties['finality']?.default).toBeUndefined();
+    expect(schema.properties['finality']?.description).toContain('64 for Ethereum (1), its testnets and any chain not named here');
+    expect(schema.properties['finality']?.description).toContain('900 for Base (8453)');
     expect(schema.properties['source']?.default).toBe('builder');
     expect(Object.keys(schema.properties)).toEqual([
       '$schema',

@@ -1,7 +1,29 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { createSourceCounters, type SourceCounters } from '../common/source-counters.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 
-/** What a run tells its metrics as it goes. Labels are job names and contract addresses, never a URL. */
+/**
+ * Whose series a number belongs to: the job's name and its chain id (the `job` and `chain` labels), so jobs of
+ * different chains never share a series, whatever their names.
+ */
+export interface JobSeries {
+  job: string;
+  chain: number;
+}
+
+/**
+ * The series of a job: its name, and its chain (chain 1 when it names none, as a run takes it).
+ *
+ * @example jobSeries({ name: 'nightly', chain: 8453 }) // → { job: 'nightly', chain: 8453 }
+ */
+export function jobSeries(job: Pick<JobConfig, 'name' | 'chain'>): JobSeries {
+  return { job: job.name, chain: jobChain(job).chain };
+}
+
+/**
+ * What a run tells its metrics as it goes. Labels are job names, chain ids (decimal) and contract addresses,
+ * never a URL.
+ */
 export interface RunMetrics {
   /**
    * The HTTP counters of a run that starts now, read at every scrape; call what it returns when the run
@@ -9,27 +31,31 @@ export interface RunMetrics {
    */
   trackSource(counters: SourceCounters): () => void;
   /** A committed page of a contract: its rows, by what the load did with them. */
-  page(job: string, contract: string, rows: { inserted: number; updated: number; unchanged: number }): void;
+  page(of: JobSeries, contract: string, rows: { inserted: number; updated: number; unchanged: number }): void;
   /** Rows a reconciliation moved out, and headers stored. */
-  removed(job: string, contract: string, rows: number): void;
-  headersStored(job: string, headers: number): void;
+  removed(of: JobSeries, contract: string, rows: number): void;
+  headersStored(of: JobSeries, headers: number): void;
   /** Transfers checked against their block header's logsBloom. */
-  transfersBloomChecked(job: string, rows: number): void;
+  transfersBloomChecked(of: JobSeries, rows: number): void;
   /** A chunk read to its end, and how long that took. */
-  chunkDone(job: string, contract: string, seconds: number): void;
+  chunkDone(of: JobSeries, contract: string, seconds: number): void;
   /** Blocks between the chain head and the highest block of the contract the job has covered. */
-  lag(job: string, contract: string, blocks: number): void;
+  lag(of: JobSeries, contract: string, blocks: number): void;
   /** A run ended: `succeeded` or `failed`. */
-  runEnded(job: string, status: 'succeeded' | 'failed', endedAtSeconds: number): void;
+  runEnded(of: JobSeries, status: 'succeeded' | 'failed', endedAtSeconds: number): void;
   /** Where these metrics are registered, for a command's own gauges. */
   readonly registry: Registry;
 }
 
 const SOURCE_COUNTS = ['transferRequests', 'rpcPosts', 'headerCalls', 'retries', 'rateLimited'] as const;
 
+/** The labels of a job's series: the chain id as decimal text. */
+const labelsOf = (of: JobSeries) => ({ job: of.job, chain: String(of.chain) });
+
 /**
  * The exporter's Prometheus metrics, registered in `registry` (none in prom-client's global one, so two
- * exporters in one process never mix). HTTP counts are read from the runs' own counters at each scrape.
+ * exporters in one process never mix). HTTP counts are read from the runs' own counters at each scrape. Every
+ * series of a job or a contract has a `chain` label.
  *
  * @example const registry = new Registry(); const metrics = createRunMetrics(registry); await registry.metrics() // → '# HELP erc20_etl_rows_total …'
  */
@@ -78,34 +104,39 @@ export function createRunMetrics(registry: Registry): RunMetrics {
   const rows = new Counter({
     name: 'erc20_etl_rows_total',
     help: 'Transfers read and loaded, by outcome: inserted, updated, unchanged, removed (by reconciliation).',
-    labelNames: ['job', 'contract', 'outcome'],
+    labelNames: ['job', 'chain', 'contract', 'outcome'],
     registers: [registry],
   });
-  const headers = new Counter({ name: 'erc20_etl_headers_stored_total', help: 'Block headers fetched, verified and stored.', labelNames: ['job'], registers: [registry] });
+  const headers = new Counter({
+    name: 'erc20_etl_headers_stored_total',
+    help: 'Block headers fetched, verified and stored.',
+    labelNames: ['job', 'chain'],
+    registers: [registry],
+  });
   const bloomChecked = new Counter({
     name: 'erc20_etl_transfers_bloom_checked_total',
     help: "Transfers checked against their block header's logsBloom (the contract, the Transfer topic, the from and to topics).",
-    labelNames: ['job'],
+    labelNames: ['job', 'chain'],
     registers: [registry],
   });
   const chunks = new Histogram({
     name: 'erc20_etl_chunk_duration_seconds',
     help: 'Time to read a chunk to its end, its pages loaded.',
-    labelNames: ['job', 'contract'],
+    labelNames: ['job', 'chain', 'contract'],
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [registry],
   });
   const lag = new Gauge({
     name: 'erc20_etl_lag_blocks',
     help: 'Blocks between the chain head at the last run and the highest block of the contract the job has covered.',
-    labelNames: ['job', 'contract'],
+    labelNames: ['job', 'chain', 'contract'],
     registers: [registry],
   });
-  const runs = new Counter({ name: 'erc20_etl_runs_total', help: 'Runs ended, by status.', labelNames: ['job', 'status'], registers: [registry] });
+  const runs = new Counter({ name: 'erc20_etl_runs_total', help: 'Runs ended, by status.', labelNames: ['job', 'chain', 'status'], registers: [registry] });
   const lastRun = new Gauge({
     name: 'erc20_etl_last_run_end_timestamp_seconds',
     help: 'When the last run of the job ended, by status (Unix time).',
-    labelNames: ['job', 'status'],
+    labelNames: ['job', 'chain', 'status'],
     registers: [registry],
   });
 
@@ -119,29 +150,29 @@ export function createRunMetrics(registry: Registry): RunMetrics {
         for (const [kind, n] of Object.entries(counters.errors)) ended.errors[kind] = (ended.errors[kind] ?? 0) + n;
       };
     },
-    page(job, contract, counts) {
+    page(of, contract, counts) {
       for (const outcome of ['inserted', 'updated', 'unchanged'] as const) {
-        if (counts[outcome]) rows.labels(job, contract, outcome).inc(counts[outcome]);
+        if (counts[outcome]) rows.inc({ ...labelsOf(of), contract, outcome }, counts[outcome]);
       }
     },
-    removed(job, contract, n) {
-      rows.labels(job, contract, 'removed').inc(n);
+    removed(of, contract, n) {
+      rows.inc({ ...labelsOf(of), contract, outcome: 'removed' }, n);
     },
-    headersStored(job, n) {
-      headers.labels(job).inc(n);
+    headersStored(of, n) {
+      headers.inc(labelsOf(of), n);
     },
-    transfersBloomChecked(job, n) {
-      bloomChecked.labels(job).inc(n);
+    transfersBloomChecked(of, n) {
+      bloomChecked.inc(labelsOf(of), n);
     },
-    chunkDone(job, contract, seconds) {
-      chunks.labels(job, contract).observe(seconds);
+    chunkDone(of, contract, seconds) {
+      chunks.observe({ ...labelsOf(of), contract }, seconds);
     },
-    lag(job, contract, blocks) {
-      lag.labels(job, contract).set(blocks);
+    lag(of, contract, blocks) {
+      lag.set({ ...labelsOf(of), contract }, blocks);
     },
-    runEnded(job, status, endedAtSeconds) {
-      runs.labels(job, status).inc();
-      lastRun.labels(job, status).set(endedAtSeconds);
+    runEnded(of, status, endedAtSeconds) {
+      runs.inc({ ...labelsOf(of), status });
+      lastRun.set({ ...labelsOf(of), status }, endedAtSeconds);
     },
   };
 }

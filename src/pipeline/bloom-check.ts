@@ -33,7 +33,7 @@ type RuledOut = NonNullable<ReturnType<typeof missingFromBloom>>;
  * check costs a few map look-ups and bit tests per row. `onChecked` hears how many rows each call checked.
  *
  * @example
- * const blooms = createBloomCheck((n) => metrics?.transfersBloomChecked(job, n));
+ * const blooms = createBloomCheck((n) => metrics?.transfersBloomChecked({ job, chain }, n));
  * blooms.check(bloomBytes(header.logsBloom), rows);
  * // or throws ChainDataError: The source put a transfer in a block that does not hold it (…):
  * //   transaction 0x…, log 7, contract 0x…, block 17000001 (0x…): the block header's logsBloom rules out its from topic (address 0x…)

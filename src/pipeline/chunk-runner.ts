@@ -2,7 +2,7 @@ import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
-import type { RunMetrics } from '../metrics/run-metrics.ts';
+import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
@@ -68,7 +68,8 @@ const HEADER_POSTS_ALONGSIDE = 2;
 export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<void> {
   const { job, runId, ranges, ledger } = work;
   const totals = ledger.totals;
-  const chainId = jobChain(job).chain;
+  const series = jobSeries(job);
+  const chainId = series.chain;
   const headers = createHeaderQueue(deps, { job: job.name, chainId, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
   const stop = new AbortController();
   const outer = work.signal;
@@ -94,14 +95,14 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
           stop.abort(err);
           throw err;
         });
-        if (chunk.done) deps.metrics?.chunkDone(job.name, range.contract, (deps.clock.now() - started) / 1000);
+        if (chunk.done) deps.metrics?.chunkDone(series, range.contract, (deps.clock.now() - started) / 1000);
       },
       ({ range, chunk }) => range.chunks.push(chunk),
     );
     if (stop.signal.aborted) throw work.stopped(stop.signal.reason);
     const stored = await headers.drain();
     totals.headersFetched += stored;
-    deps.metrics?.headersStored(job.name, stored);
+    deps.metrics?.headersStored(series, stored);
   } catch (err) {
     await headers.settle();
     throw err;
@@ -111,7 +112,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   if (work.resumed) {
     const stored = await enrichRanges(deps, { job: job.name, chainId, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
     totals.headersFetched += stored;
-    deps.metrics?.headersStored(job.name, stored);
+    deps.metrics?.headersStored(series, stored);
   }
 }
 
@@ -141,7 +142,7 @@ export async function closeRanges(
     const done = reconciled.get(r.id);
     if (!done) continue;
     scope.ledger.totals.rowsRemoved += done.removed;
-    deps.metrics?.removed(job.name, r.contract, done.removed);
+    deps.metrics?.removed(jobSeries(job), r.contract, done.removed);
     closed.set(r.id, { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: done.rows, removed: done.removed });
   }
   await reportLag(deps, job, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
@@ -152,5 +153,6 @@ export async function closeRanges(
 export async function reportLag(deps: RunnerDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
   const covered = await lastCoveredBlocks(deps.warehouse.db, jobChain(job).chain, job.name, contracts);
-  for (const contract of contracts) deps.metrics.lag(job.name, contract, Math.max(0, head - (covered.get(contract) ?? head)));
+  const series = jobSeries(job);
+  for (const contract of contracts) deps.metrics.lag(series, contract, Math.max(0, head - (covered.get(contract) ?? head)));
 }

@@ -76,7 +76,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   let candidates: QueuedBlock[] = [];
   const batch: QueuedBlock[] = [];
   const budget = deps.budget ?? NO_BUDGET;
-  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked(scope.job, n));
+  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked({ job: scope.job, chain: scope.chainId }, n));
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let stored = 0;

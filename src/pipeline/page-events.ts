@@ -34,12 +34,12 @@ export interface PageEventScope {
  * page's blocks go to the header queue.
  */
 export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): ChunkEvents['onPage'] {
-  const { job, contract, totals } = scope;
+  const { job, chainId, contract, totals } = scope;
   return async (counts, blocks, page) => {
     totals.rowsInserted += counts.inserted;
     totals.rowsUpdated += counts.updated;
     totals.rowsUnchanged += counts.unchanged;
-    deps.metrics?.page(job, contract, counts);
+    deps.metrics?.page({ job, chain: chainId }, contract, counts);
     deps.progress?.advance(contract, blocks, page.transfers.length);
     if (!scope.tokensSaved.has(contract)) {
       scope.tokensSaved.add(contract);

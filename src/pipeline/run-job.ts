@@ -1,6 +1,7 @@
 import { NO_BUDGET } from '../common/time-budget.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
+import { jobSeries } from '../metrics/run-metrics.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
@@ -99,7 +100,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       await endRun(warehouse.db, runId!, { status: 'succeeded' });
     });
     await reportLag(deps, job, contracts, head);
-    deps.metrics?.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
+    deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
     const ms = deps.clock.now() - started;
     logger.info({ msg: 'run finished', job: job.name, run: runId, ...ledger.totals, ms });
     return { runId, job: job.name, head, ranges: summaries, totals: ledger.totals, ms };
@@ -108,7 +109,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const message = deps.endpoint.redact(err instanceof Error ? err.message : String(err));
     // what was committed counts, whether or not the run got to the end
     await ledger?.stop();
-    deps.metrics?.runEnded(job.name, 'failed', deps.clock.now() / 1000);
+    deps.metrics?.runEnded(jobSeries(job), 'failed', deps.clock.now() / 1000);
     if (runId !== undefined) {
       await endRun(warehouse.db, runId, { status: 'failed', error: message }).catch((e: unknown) =>
         logger.error({ msg: 'could not record the failed run', job: job.name, err: (e as Error).message }),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { RetryableError } from '../common/errors.ts';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
-import type { RunMetrics } from '../metrics/run-metrics.ts';
+import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import { ChainMismatchError, checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
 import { startRunLedger, type RunLedger } from '../pipeline/run-ledger.ts';
@@ -142,7 +142,7 @@ async function closeRangeIfDone(deps: RunnerDeps, payload: ChunkPayload, range: 
   // the run's totals hold this range's removals before the run is marked succeeded
   await ledger.flush();
   if (await closeRunIfDone(deps.warehouse.db, runId)) {
-    deps.metrics?.runEnded(job.name, 'succeeded', deps.clock.now() / 1000);
+    deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
     deps.logger.info({ msg: 'run finished', job: job.name, run: runId });
   }
 }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import { EtlError, isRetryable, RetryableError } from '../common/errors.ts';
 import type { JobConfig } from '../config/job-schema.ts';
-import type { RunMetrics } from '../metrics/run-metrics.ts';
+import { type JobSeries, jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { failRun } from '../warehouse/runs.ts';
@@ -67,7 +67,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     [TASKS.chunk]: (payload, helpers) =>
       guarded(deps, TASKS.chunk, async (scope) => {
         const task = parsePayload(chunkPayload, payload, TASKS.chunk);
-        Object.assign(scope, { job: task.job.name, runId: task.runId });
+        Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
         await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal);
       }),
     [TASKS.enqueue]: (payload) =>
@@ -138,13 +138,20 @@ async function untilStopped(runner: Runner, logger: Logger): Promise<void> {
   }
 }
 
+/** What a task's work tells `guarded` of itself as it learns it: the job (for logs), its series (for metrics) and the run. */
+interface TaskScope {
+  job?: string;
+  series?: JobSeries;
+  runId?: string;
+}
+
 /**
  * Runs a task's work so that what reaches graphile-worker (its log, the queue's last_error) never holds the
  * project id, and a failure that a retry cannot fix ends the task instead of coming back 25 times: it is
  * logged and, for a chunk, its run is marked failed; the next `enqueue` of the job queues the chunk again.
  */
-async function guarded(deps: WorkerDeps, task: string, work: (scope: { job?: string; runId?: string }) => Promise<unknown>): Promise<void> {
-  const scope: { job?: string; runId?: string } = {};
+async function guarded(deps: WorkerDeps, task: string, work: (scope: TaskScope) => Promise<unknown>): Promise<void> {
+  const scope: TaskScope = {};
   try {
     await work(scope);
   } catch (err) {
@@ -156,8 +163,8 @@ async function guarded(deps: WorkerDeps, task: string, work: (scope: { job?: str
       throw new RetryableError(message);
     }
     deps.logger.error({ msg: 'task failed; retrying cannot help, so it ends here', job: scope.job, task, err: message });
-    if (scope.runId !== undefined && scope.job !== undefined) {
-      if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.job, 'failed', deps.clock.now() / 1000);
+    if (scope.runId !== undefined && scope.series !== undefined) {
+      if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.series, 'failed', deps.clock.now() / 1000);
     }
   }
 }
