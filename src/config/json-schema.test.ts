@@ -32,10 +32,12 @@ describe('the job JSON Schema', () => {
     expect(schema.properties['concurrency']?.default).toBe(4);
     expect(schema.properties['finality']?.default).toBe(64);
     expect(schema.properties['source']?.default).toBe('builder');
+    expect(schema.properties['verifyHeaders']?.default).toBe('allow-unverified');
     expect(Object.keys(schema.properties)).toEqual([
       '$schema',
       'name',
       'chain',
+      'verifyHeaders',
       'contracts',
       'pageSize',
       'concurrency',
