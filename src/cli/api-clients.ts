@@ -2,7 +2,7 @@ import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
-import type { JobConfig } from '../config/job-schema.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { createSourceCounters, type SourceCounters } from '../common/source-counters.ts';
 import { createBuilderSource } from '../source/builder-source.ts';
 import { createHttpClient, type HttpClient } from '../source/http-client.ts';
@@ -20,7 +20,7 @@ import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-
 export const HTTP_DEFAULTS = { timeoutMs: 30_000, maxResponseBytes: 32 * 1024 * 1024, retries: 8 } as const;
 
 /** What of a job decides its source. */
-export type SourceJob = Pick<JobConfig, 'name' | 'requestsPerSecond' | 'headerBatchSize'> & Partial<Pick<JobConfig, 'source' | 'logsRange'>>;
+export type SourceJob = Pick<JobConfig, 'name' | 'requestsPerSecond' | 'headerBatchSize'> & Partial<Pick<JobConfig, 'source' | 'logsRange' | 'chain'>>;
 
 /** A source for one run or task, that can keep what it learned for the job's next run. */
 export interface RunSource extends Source {
@@ -102,6 +102,7 @@ export function createSource(deps: {
         startRange: start,
         storedHeaders: (hashes) => knownHeaders(warehouse.db, hashes),
         budget: deps.budget,
+        chain: jobChain(job).chain,
       }),
   });
   return {
@@ -126,8 +127,11 @@ function nodeSource(deps: {
   startRange: number | undefined;
   storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
   budget: TimeBudget | undefined;
+  /** The job's chain: its headers are checked by its hash rule. */
+  chain: number;
 }): NodeSource {
   return createNodeSource({
+    chain: deps.chain,
     http: deps.http,
     counters: deps.counters,
     headerBatchSize: deps.headerBatchSize,

@@ -10,6 +10,7 @@ import type { RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
 import { interleave, runChunks } from './chunk-scheduler.ts';
 import { enrichRanges } from './enrich.ts';
+import type { HeaderPolicy } from './header-policy.ts';
 import { createHeaderQueue } from './header-queue.ts';
 import { onCommittedPage } from './page-events.ts';
 import type { Progress } from './progress.ts';
@@ -39,6 +40,8 @@ export interface ChunkWork {
   ledger: RunLedger;
   /** Contracts whose token metadata this process has saved already. */
   tokensSaved: Set<string>;
+  /** How the headers are checked and kept (the job's chain's rule, `verifyHeaders`): one per run, or per queued task. */
+  headers: HeaderPolicy;
   /** Chunks read at once, and how many times running chunks may give blocks to idle connections. */
   concurrency: number;
   maxSplits: number;
@@ -68,7 +71,7 @@ const HEADER_POSTS_ALONGSIDE = 2;
 export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<void> {
   const { job, runId, ranges, ledger } = work;
   const totals = ledger.totals;
-  const headers = createHeaderQueue(deps, { job: job.name, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
+  const headers = createHeaderQueue(deps, { job: job.name, runId, headers: work.headers, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
   const stop = new AbortController();
   const outer = work.signal;
   const onOuter = () => stop.abort(outer?.reason);
@@ -108,7 +111,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     outer?.removeEventListener('abort', onOuter);
   }
   if (work.resumed) {
-    const stored = await enrichRanges(deps, { job: job.name, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
+    const stored = await enrichRanges(deps, { job: job.name, runId, headers: work.headers, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
     totals.headersFetched += stored;
     deps.metrics?.headersStored(job.name, stored);
   }

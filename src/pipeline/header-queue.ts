@@ -1,7 +1,7 @@
 import { NO_BUDGET } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { knownHeaders, type MissingHeader } from '../warehouse/headers.ts';
-import { fetchGroup, type EnrichDeps, type VerifiedHeader } from './enrich.ts';
+import { fetchGroup, type EnrichDeps, type HeaderScope, type VerifiedHeader } from './enrich.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
 import { bloomBytes } from '../eth/logs-bloom.ts';
 import { createBloomCheck } from './bloom-check.ts';
@@ -27,9 +27,7 @@ export interface HeaderQueue {
   readonly checked: number;
 }
 
-export interface HeaderQueueScope {
-  job: string;
-  runId: string;
+export interface HeaderQueueScope extends HeaderScope {
   /** Calls per JSON-RPC POST. */
   batchSize: number;
   /** POSTs in flight at once. */
@@ -62,7 +60,7 @@ interface QueuedBlock extends MissingHeader {
  * no longer serves (a check of them before would stop it). A remembered block keeps its bloom (256 bytes), so
  * the next pages' rows of it need no query.
  *
- * @example const headers = createHeaderQueue(deps, { job, runId, batchSize: 100, concurrency: 2 });
+ * @example const headers = createHeaderQueue(deps, { job, runId, headers: createHeaderPolicy(jobConfig, logger), batchSize: 100, concurrency: 2 });
  * await headers.offer(page.transfers, contract); // … for each page, then:
  * await headers.drain(); // → 30534
  */
