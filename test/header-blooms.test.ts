@@ -8,6 +8,7 @@ import type { TransferRecord } from '../src/dataset/types.ts';
 import { createBloomBitsCache, missingFromBloom } from '../src/eth/logs-bloom.ts';
 import { enrichRanges, type EnrichDeps } from '../src/pipeline/enrich.ts';
 import { ChainDataError } from '../src/pipeline/errors.ts';
+import { createHeaderPolicy } from '../src/pipeline/header-policy.ts';
 import { createHeaderQueue } from '../src/pipeline/header-queue.ts';
 import { createHttpClient, type HttpClient } from '../src/source/http-client.ts';
 import { createRpcClient } from '../src/source/rpc-client.ts';
@@ -23,6 +24,8 @@ const OPTIONS = { seed: 43, blocks: 200, tokens: 3, transfers: 1500, startBlock:
  * is moved into another block in the warehouse, as a run would have stored it from a page of the `wrong-block` kind.
  */
 const key = (t: TransferRecord) => `${t.transactionHash}:${t.logIndex}`;
+/** The synthetic chain's headers hash by the Ethereum rule. */
+const chainOne = createHeaderPolicy({ name: 'header-blooms', chain: 1 }, pino({ level: 'silent' }));
 
 describe('checking transfers against the logsBloom of their block’s header as it arrives', () => {
   const world = syntheticWorld('header_blooms', OPTIONS);
@@ -80,7 +83,7 @@ describe('checking transfers against the logsBloom of their block’s header as 
         WHERE transaction_hash = ${row.transactionHash} AND log_index = ${row.logIndex}`.execute(db());
   const forgetHeader = (hash: string) => sql`DELETE FROM block_headers WHERE hash = ${hash}`.execute(db());
   const headerStored = async (hash: string) => (await db().selectFrom('block_headers').select('hash').where('hash', '=', hash).execute()).length === 1;
-  const queue = () => createHeaderQueue(deps, { job: 'header-blooms', chainId: 1, runId: String(nextRun++), batchSize: 100, concurrency: 2 });
+  const queue = () => createHeaderQueue(deps, { job: 'header-blooms', runId: String(nextRun++), headers: chainOne, batchSize: 100, concurrency: 2 });
   /** What the failure must say: the transfer, in the block it was put in. */
   const naming = () =>
     new RegExp(
@@ -133,7 +136,7 @@ describe('checking transfers against the logsBloom of their block’s header as 
     expect(await headerStored(moved.into.blockHash)).toBe(true);
     await forgetHeader(moved.into.blockHash);
     const ranges = world.contracts().map((contract) => ({ contract, fromBlock: OPTIONS.startBlock, toBlock: OPTIONS.startBlock + OPTIONS.blocks - 1 }));
-    expect(await enrichRanges(deps, { job: 'header-blooms', chainId: 1, runId: String(nextRun++), concurrency: 2, ranges })).toBe(1);
+    expect(await enrichRanges(deps, { job: 'header-blooms', runId: String(nextRun++), headers: chainOne, concurrency: 2, ranges })).toBe(1);
     expect(await headerStored(moved.into.blockHash)).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../src/common/clock.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { createHeaderPolicy } from '../src/pipeline/header-policy.ts';
 import { createHeaderQueue } from '../src/pipeline/header-queue.ts';
 import { parseApiUrl } from '../src/config/api-url.ts';
 import { createSourceCounters } from '../src/common/source-counters.ts';
@@ -66,7 +67,7 @@ describe('fetching headers while reading pages', () => {
       );
       const queue = createHeaderQueue(
         { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 400 }), logger, clock: systemClock },
-        { job: 'pending', chainId: 1, runId: '1', batchSize: 400, concurrency: 2, remembered: 8 },
+        { job: 'pending', runId: '1', headers: createHeaderPolicy({ name: 'pending', chain: 1 }, logger), batchSize: 400, concurrency: 2, remembered: 8 },
       );
       for (let start = 0; byContract.some((rows) => start < rows.length); start += 50) {
         for (const [i, rows] of byContract.entries()) if (start < rows.length) await queue.offer(rows.slice(start, start + 50), contracts()[i]!);

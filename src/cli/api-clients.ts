@@ -102,6 +102,7 @@ export function createSource(deps: {
         startRange: start,
         storedHeaders: (hashes) => knownHeaders(warehouse.db, jobChain(job).chain, hashes),
         budget: deps.budget,
+        chain: jobChain(job).chain,
       }),
   });
   return {
@@ -126,8 +127,11 @@ function nodeSource(deps: {
   startRange: number | undefined;
   storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
   budget: TimeBudget | undefined;
+  /** The job's chain: its headers are checked by its hash rule. */
+  chain: number;
 }): NodeSource {
   return createNodeSource({
+    chain: deps.chain,
     http: deps.http,
     counters: deps.counters,
     headerBatchSize: deps.headerBatchSize,

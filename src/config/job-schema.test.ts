@@ -12,7 +12,7 @@ function messages(input: unknown): string[] {
 describe('jobSchema', () => {
   it('fills in the defaults and drops $schema', () => {
     const job = jobSchema.parse({ $schema: './job.schema.json', ...base });
-    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64, source: 'builder' });
+    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, finality: 64, source: 'builder', verifyHeaders: 'allow-unverified' });
     expectTypeOf<JobConfig>().not.toHaveProperty('$schema');
     expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();
     expectTypeOf<JobConfig['contracts'][number]['toBlock']>().toEqualTypeOf<number | undefined>();
@@ -86,5 +86,16 @@ describe('jobSchema', () => {
     // Gnosis and Avalanche finalise sooner than Ethereum; their default is not lowered
     expect(jobSchema.parse({ ...base, chain: 100 }).finality).toBe(64);
     expect(jobSchema.parse({ ...base, chain: 43114 }).finality).toBe(64);
+  });
+
+  it('reads "verifyHeaders": headers that cannot be verified are allowed, unverified, unless the job requires them verified', () => {
+    expect(jobSchema.parse(base).verifyHeaders).toBe('allow-unverified');
+    expect(jobSchema.parse({ ...base, verifyHeaders: 'require' }).verifyHeaders).toBe('require');
+    expectTypeOf<JobConfig['verifyHeaders']>().toEqualTypeOf<'allow-unverified' | 'require'>();
+    for (const wrong of ['required', true, 'Require']) {
+      expect(messages({ ...base, verifyHeaders: wrong }), String(wrong)).toEqual([
+        'verifyHeaders: expected "allow-unverified" (headers that cannot be verified are stored with hash_verified = false and the reason) or "require" (such a header fails the run)',
+      ]);
+    }
   });
 });

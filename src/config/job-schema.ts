@@ -33,6 +33,15 @@ export const SOURCE_KINDS = ['builder', 'node'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 export const SOURCE_EXPECTED = 'expected "builder" (the hosted builder API) or "node" (any Ethereum node\'s JSON-RPC)';
 
+/**
+ * What a run does with a header its chain's hash rule cannot verify (a chain whose rule this exporter does not
+ * know, or a header with fields the rule cannot encode): store it unverified, saying so once per run (the
+ * default), or fail the run.
+ */
+export const VERIFY_HEADERS = ['allow-unverified', 'require'] as const;
+export const VERIFY_HEADERS_EXPECTED =
+  'expected "allow-unverified" (headers that cannot be verified are stored with hash_verified = false and the reason) or "require" (such a header fails the run)';
+
 /** The most blocks one `eth_getLogs` call asks for, whatever the job says: the node source's cap (reth's default limit). */
 export const MAX_LOGS_RANGE = 100_000;
 
@@ -127,6 +136,11 @@ export const jobSchema = z
             "The chain's id, as its endpoint's eth_chainId answers it (EIP-155): 1 Ethereum, 10 OP Mainnet, 8453 Base, 42161 Arbitrum One, 137 Polygon PoS, …. A run checks the endpoint serves this chain before it writes anything. Leave it out and chain 1 is assumed, with a warning.",
           examples: [1],
         }),
+      verifyHeaders: z.enum(VERIFY_HEADERS, { error: VERIFY_HEADERS_EXPECTED }).default('allow-unverified').meta({
+        title: 'Header verification',
+        description:
+          'What a run does with a block header its chain\'s hash rule cannot verify (a chain whose rule erc20-etl does not know, such as zkSync Era; or a header with fields the rule cannot encode, such as a new fork\'s): "allow-unverified" stores it with hash_verified = false and the reason, and warns once per run; "require" fails the run, naming the block. A header that fails its chain\'s rule fails the run either way.',
+      }),
       contracts: contracts.meta({
         title: 'Contracts',
         description: 'The token contracts to export, each with its block range; each address at most once.',

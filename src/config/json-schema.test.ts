@@ -35,10 +35,12 @@ describe('the job JSON Schema', () => {
     expect(schema.properties['finality']?.description).toContain('64 for Ethereum (1), its testnets and any chain not named here');
     expect(schema.properties['finality']?.description).toContain('900 for Base (8453)');
     expect(schema.properties['source']?.default).toBe('builder');
+    expect(schema.properties['verifyHeaders']?.default).toBe('allow-unverified');
     expect(Object.keys(schema.properties)).toEqual([
       '$schema',
       'name',
       'chain',
+      'verifyHeaders',
       'contracts',
       'pageSize',
       'concurrency',

@@ -67,6 +67,7 @@ describe('loadJobFile', () => {
       headerBatchSize: 100,
       finality: 64,
       source: 'builder',
+      verifyHeaders: 'allow-unverified',
     });
     expect(job).not.toHaveProperty('$schema');
   });
@@ -90,7 +91,7 @@ describe('loadJobFile', () => {
     {
       case: 'an unknown top-level key',
       job: { ...valid, pagesize: 10 },
-      expected: /: pagesize: unknown key \(did you mean "pageSize"\?\); expected one of \$schema, name, chain, contracts/,
+      expected: /: pagesize: unknown key \(did you mean "pageSize"\?\); expected one of \$schema, name, chain, verifyHeaders, contracts/,
     },
     {
       case: 'a bad address',
@@ -199,7 +200,7 @@ describe('loadJobFile', () => {
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
       `${path}: headerBatchSize: expected an integer from 1 to 1000, got 0`,
-      `${path}: colour: unknown key; expected one of $schema, name, chain, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, source, logsRange, schedule`,
+      `${path}: colour: unknown key; expected one of $schema, name, chain, verifyHeaders, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, source, logsRange, schedule`,
     ]);
   });
 
@@ -272,6 +273,7 @@ describe('backfillJob', () => {
       headerBatchSize: 100,
       finality: 64,
       source: 'builder',
+      verifyHeaders: 'allow-unverified',
     });
     expect(Object.isFrozen(job.contracts[0])).toBe(true);
   });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHAINS_FIXTURE_DIR, FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
-import { verifyChainHeader, type ChainHeader } from './chain-rules.ts';
+import { replacedEthereumFields, unverifiableChainReason, verifyChainHeader, type ChainHeader } from './chain-rules.ts';
 
 const readHeaders = (file: string): Record<string, unknown>[] =>
   readFileSync(file, 'utf8')
@@ -57,7 +57,13 @@ describe('verifyChainHeader', () => {
 
   it('needs the family rule: Gnosis AuRa and Avalanche headers do not verify by the plain Ethereum list', () => {
     for (const { chainId, header } of realHeaders.filter((r) => r.chainId === 100 || r.chainId === 43114)) {
-      expect(verifyChainHeader(1, header)).toMatchObject({ verified: false, failed: true, rule: 'ethereum' });
+      // their family's fields are unknown to the Ethereum rule: unverifiable by it, naming them
+      expect(verifyChainHeader(1, header)).toMatchObject({
+        verified: false,
+        failed: false,
+        rule: 'ethereum',
+        fields: expect.arrayContaining([chainId === 100 ? 'step' : 'extDataHash']),
+      });
       expect(verifyChainHeader(chainId, header).verified).toBe(true);
     }
   });
@@ -91,5 +97,42 @@ describe('verifyChainHeader', () => {
     const base = realHeaders[0]!.header;
     expect(verifyChainHeader(324, base)).toMatchObject({ verified: false, failed: false, reason: expect.stringMatching(/zkSync Era/) });
     expect(verifyChainHeader(999_999, base)).toMatchObject({ verified: false, failed: false, reason: expect.stringMatching(/chain 999999/) });
+  });
+
+  it('keeps a header that does not hash by its rule but has a field the rule does not know unverifiable, naming the field', () => {
+    const mainnet = readHeaders(join(FIXTURE_DIR, 'headers.jsonl'));
+    const cancun = mainnet.find((h) => h.parentBeaconBlockRoot !== null)!;
+    const block = Number.parseInt(String(cancun.number), 16);
+    // a field of a fork the encoder does not know yet changes the hash: the header cannot be verified, and is not called altered
+    const verdict = verifyChainHeader(1, { ...cancun, slotNumber: '0x10', gasUsed: '0x1' });
+    expect(verdict).toMatchObject({ block, verified: false, failed: false, rule: 'ethereum', fields: ['slotNumber'] });
+    expect(verdict.verified === false && verdict.reason).toMatch(new RegExp(`^block ${block} does not hash to .* by the ethereum rule.*\\(slotNumber\\)`));
+    // a key that is null, or one the family sends outside the hash, is no such field: the header fails
+    expect(verifyChainHeader(1, { ...cancun, slotNumber: null, gasUsed: '0x1' })).toMatchObject({ failed: true, computed: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    const arbitrum = realHeaders.find((r) => r.chainId === 42161)!.header;
+    expect(verifyChainHeader(42161, changed(arbitrum, 'gasUsed'))).toMatchObject({ failed: true, rule: 'arbitrum-nitro' });
+  });
+
+  it('names the field that cannot be encoded', () => {
+    const base = realHeaders.find((r) => r.chainId === 8453)!.header;
+    expect(verifyChainHeader(8453, { ...base, gasUsed: '0x0012' })).toMatchObject({
+      failed: true,
+      field: { key: 'gasUsed', message: expect.stringContaining('header field gasUsed') },
+    });
+  });
+
+  it('says why a chain without a known rule has no verifiable header', () => {
+    expect(unverifiableChainReason(324)).toMatch(/zkSync Era/);
+    expect(unverifiableChainReason(999_999)).toMatch(/chain 999999's block hash rule is not one this exporter knows/);
+    for (const chainId of [1, 10, 8453, 42161, 137, 56, 100, 43114, 11155111]) expect(unverifiableChainReason(chainId), String(chainId)).toBeUndefined();
+  });
+
+  it("lets Gnosis' AuRa headers go without mixHash and nonce, and no other header", () => {
+    const aura = realHeaders.find((r) => r.chainId === 100)!.header;
+    expect(replacedEthereumFields(100, aura)).toEqual(['mixHash', 'nonce']);
+    const { step: _s, signature: _g, ...noAura } = aura;
+    expect(replacedEthereumFields(100, noAura)).toEqual([]);
+    expect(replacedEthereumFields(1, aura)).toEqual([]);
+    expect(replacedEthereumFields(999_999, aura)).toEqual([]);
   });
 });

@@ -103,17 +103,18 @@ const FORK_KEY_SET = new Set<string>(FORK_KEYS);
 const ERIGON_HEADER_KEY_SET: ReadonlySet<string> = new Set(ERIGON_HEADER_KEYS);
 
 /**
- * Returns the header with exactly Erigon's key set, in Erigon's order: absent fork keys become null,
+ * Returns the header with exactly Erigon's key set, in Erigon's order: absent fork keys become null, and so do
+ * the keys of `mayLack` (fields a chain's header has others in place of: Gnosis' AuRa has no `mixHash`, `nonce`);
  * unknown keys are left out.
  *
  * @example toErigonHeader({ ...londonHeader, size: '0x1' }) // → no `size`, `withdrawalsRoot: null`, …
  */
-export function toErigonHeader(input: Readonly<Record<string, unknown>>): HeaderJson {
+export function toErigonHeader(input: Readonly<Record<string, unknown>>, mayLack: readonly string[] = []): HeaderJson {
   const out: Record<string, string | null> = {};
   for (const key of ERIGON_HEADER_KEYS) {
     const value = input[key];
     if (typeof value === 'string') out[key] = value;
-    else if ((value === null || value === undefined) && FORK_KEY_SET.has(key)) out[key] = null;
+    else if ((value === null || value === undefined) && (FORK_KEY_SET.has(key) || mayLack.includes(key))) out[key] = null;
     else throw new TypeError(`header field ${key}: expected 0x hex text, got ${JSON.stringify(value) ?? 'nothing'}`);
   }
   return out as HeaderJson;

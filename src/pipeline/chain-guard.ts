@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../common/errors.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { Source } from '../source/source.ts';
+import { requireVerifiableChain } from './header-policy.ts';
 
 /** The endpoint serves another chain than the job's: nothing was written, and no lock is held. */
 export class ChainMismatchError extends ConfigError {
@@ -16,12 +17,14 @@ export class ChainMismatchError extends ConfigError {
 
 /**
  * Asks the endpoint which chain it serves (`eth_chainId`) and compares it with the job's `chain` (chain 1 when the
- * job names none, with a warning naming the field unless `warn: false`). Reads nothing of the warehouse: a command
- * asks it before it even migrates one. Resolves to the job's chain.
+ * job names none, with a warning naming the field unless `warn: false`). First, a job that requires verified headers
+ * (`"verifyHeaders": "require"`) of a chain whose hash rule this exporter does not know is refused, without asking.
+ * Reads nothing of the warehouse: a command asks it before it even migrates one. Resolves to the job's chain.
  *
- * @example await checkEndpointChain({ source, logger }, job) // → 8453, or ChainMismatchError (exit 2)
+ * @example await checkEndpointChain({ source, logger }, job) // → 8453, or ChainMismatchError / UnverifiableChainError (exit 2)
  */
 export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>; logger: Logger }, job: Readonly<JobConfig>, options: { warn?: boolean } = {}): Promise<number> {
+  requireVerifiableChain(job);
   const { chain, stated } = jobChain(job);
   if (!stated && options.warn !== false) {
     deps.logger.warn({ msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file (--chain to backfill)', job: job.name, field: 'chain' });

@@ -10,6 +10,7 @@ import type { RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
 import { interleave, runChunks } from './chunk-scheduler.ts';
 import { enrichRanges } from './enrich.ts';
+import type { HeaderPolicy } from './header-policy.ts';
 import { createHeaderQueue } from './header-queue.ts';
 import { onCommittedPage } from './page-events.ts';
 import type { Progress } from './progress.ts';
@@ -39,6 +40,8 @@ export interface ChunkWork {
   ledger: RunLedger;
   /** Contracts whose token metadata this process has saved already. */
   tokensSaved: Set<string>;
+  /** How the headers are checked and kept (the job's chain's rule, `verifyHeaders`): one per run, or per queued task. */
+  headers: HeaderPolicy;
   /** Chunks read at once, and how many times running chunks may give blocks to idle connections. */
   concurrency: number;
   maxSplits: number;
@@ -69,8 +72,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   const { job, runId, ranges, ledger } = work;
   const totals = ledger.totals;
   const series = jobSeries(job);
-  const chainId = series.chain;
-  const headers = createHeaderQueue(deps, { job: job.name, chainId, runId, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
+  const headers = createHeaderQueue(deps, { job: job.name, runId, headers: work.headers, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
   const stop = new AbortController();
   const outer = work.signal;
   const onOuter = () => stop.abort(outer?.reason);
@@ -90,7 +92,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
         await readChunk(
           deps,
           { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
-          { onPage: onCommittedPage(deps, { job: job.name, chainId, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
+          { onPage: onCommittedPage(deps, { job: job.name, chainId: series.chain, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
         ).catch((err: unknown) => {
           stop.abort(err);
           throw err;
@@ -110,7 +112,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     outer?.removeEventListener('abort', onOuter);
   }
   if (work.resumed) {
-    const stored = await enrichRanges(deps, { job: job.name, chainId, runId, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
+    const stored = await enrichRanges(deps, { job: job.name, runId, headers: work.headers, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
     totals.headersFetched += stored;
     deps.metrics?.headersStored(series, stored);
   }

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import { checkHeader, type CheckedHeader } from '../source/header-check.ts';
+import { checkHeader, type CheckedHeader, type HeaderChecker } from '../source/header-check.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { insertHeaders, missingHeaders, type MissingHeader } from '../warehouse/headers.ts';
 import { RetryableError } from '../common/errors.ts';
@@ -11,6 +11,7 @@ import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
 import type { Source } from '../source/source.ts';
 import { ChainDataError } from './errors.ts';
+import type { HeaderPolicy } from './header-policy.ts';
 
 export interface EnrichDeps {
   warehouse: Warehouse;
@@ -21,6 +22,13 @@ export interface EnrichDeps {
   metrics?: Pick<RunMetrics, 'transfersBloomChecked'>;
   /** Where the run's time goes (`--time-budget`): headers fetched, checked and stored count as `headers`. */
   budget?: TimeBudget;
+}
+
+/** Whose headers are fetched: the job, its run, and the run's header policy (the chain's rule, `verifyHeaders`). */
+export interface HeaderScope {
+  job: string;
+  runId: string;
+  headers: HeaderPolicy;
 }
 
 /** A header that passed its checks, with the block it was fetched for, before it is stored. */
@@ -47,9 +55,9 @@ const GROUP = 500;
  */
 export async function enrichRanges(
   deps: EnrichDeps,
-  scope: { job: string; chainId: number; runId: string; concurrency: number; ranges: readonly { contract: string; fromBlock: number; toBlock: number }[] },
+  scope: HeaderScope & { concurrency: number; ranges: readonly { contract: string; fromBlock: number; toBlock: number }[] },
 ): Promise<number> {
-  const missing = await missingHeaders(deps.warehouse.db, scope.chainId, scope.ranges);
+  const missing = await missingHeaders(deps.warehouse.db, scope.headers.chain, scope.ranges);
   for (const m of missing) {
     if (m.highest && disagreeingFields(m, m.highest).length) throw new ChainDataError(blockDisagreementMessage(m, m.highest));
   }
@@ -68,18 +76,15 @@ class HeadersNotFoundYet extends RetryableError {
 }
 
 /**
- * Fetches, verifies and stores one group of headers, asking again for those not found yet; `beforeStoring`
- * sees each answer's verified headers before they are stored. Resolves to the number stored.
+ * Fetches, verifies and stores one group of headers, asking again for those not found yet. Each header is checked
+ * by the hash rule of the run's chain (`scope.headers`), which also decides what becomes of one the rule cannot
+ * verify (stored unverified, said once per run; or, under `"verifyHeaders": "require"`, the run fails);
+ * `beforeStoring` sees each answer's checked headers before they are stored. Resolves to the number stored.
  */
-export async function fetchGroup<H extends MissingHeader>(
-  deps: EnrichDeps,
-  scope: { job: string; chainId: number; runId: string },
-  group: H[],
-  beforeStoring?: BeforeStoring<H>,
-): Promise<number> {
+export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scope: HeaderScope, group: H[], beforeStoring?: BeforeStoring<H>): Promise<number> {
   let pending = group;
   let stored = 0;
-  const check = deps.source.checks?.checkHeader ?? checkHeader;
+  const check = headerCheck(deps.source, scope.headers.chain);
   try {
     await (deps.budget ?? NO_BUDGET).time('headers', () =>
       withRetry(
@@ -92,18 +97,10 @@ export async function fetchGroup<H extends MissingHeader>(
             if (raw === null || raw === undefined) notFound.push(m);
             else verified.push({ block: m, checked: check(raw, { hash: m.hash, number: m.number, timestamp: m.timestamp, contracts: m.contracts }) });
           }
+          scope.headers.admit(verified);
           const checked = verified.map((v) => v.checked);
-          for (const c of checked) {
-            if (!c.hashVerified)
-              deps.logger.warn({
-                msg: 'header kept unverified: it has fields this tool cannot hash',
-                job: scope.job,
-                block: Number(BigInt(c.header.number!)),
-                fields: Object.keys(c.extra ?? {}),
-              });
-          }
           if (beforeStoring && verified.length) await beforeStoring(verified);
-          stored += await insertHeaders(deps.warehouse.db, scope.chainId, checked, scope.runId);
+          stored += await insertHeaders(deps.warehouse.db, scope.headers.chain, checked, scope.runId);
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);
         },
@@ -123,4 +120,13 @@ export async function fetchGroup<H extends MissingHeader>(
     );
   }
   return stored;
+}
+
+/**
+ * The header check of a run of `chain`: the source's own (which remembers the headers it hashed already), when it
+ * checks for the same chain; else `checkHeader` of that chain.
+ */
+function headerCheck(source: Pick<Source, 'checks'>, chain: number): HeaderChecker {
+  const own = source.checks;
+  return own?.chain === chain ? own.checkHeader : (raw, expected) => checkHeader(chain, raw, expected);
 }

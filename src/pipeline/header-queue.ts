@@ -1,7 +1,7 @@
 import { NO_BUDGET } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { knownHeaders, type MissingHeader } from '../warehouse/headers.ts';
-import { fetchGroup, type EnrichDeps, type VerifiedHeader } from './enrich.ts';
+import { fetchGroup, type EnrichDeps, type HeaderScope, type VerifiedHeader } from './enrich.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
 import { bloomBytes } from '../eth/logs-bloom.ts';
 import { createBloomCheck } from './bloom-check.ts';
@@ -27,11 +27,7 @@ export interface HeaderQueue {
   readonly checked: number;
 }
 
-export interface HeaderQueueScope {
-  job: string;
-  /** The chain of the job: headers are looked up, checked and stored as its. */
-  chainId: number;
-  runId: string;
+export interface HeaderQueueScope extends HeaderScope {
   /** Calls per JSON-RPC POST. */
   batchSize: number;
   /** POSTs in flight at once. */
@@ -64,7 +60,7 @@ interface QueuedBlock extends MissingHeader {
  * no longer serves (a check of them before would stop it). A remembered block keeps its bloom (256 bytes), so
  * the next pages' rows of it need no query.
  *
- * @example const headers = createHeaderQueue(deps, { job, chainId: 1, runId, batchSize: 100, concurrency: 2 });
+ * @example const headers = createHeaderQueue(deps, { job, runId, headers: createHeaderPolicy(jobConfig, logger), batchSize: 100, concurrency: 2 });
  * await headers.offer(page.transfers, contract); // … for each page, then:
  * await headers.drain(); // → 30534
  */
@@ -76,7 +72,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   let candidates: QueuedBlock[] = [];
   const batch: QueuedBlock[] = [];
   const budget = deps.budget ?? NO_BUDGET;
-  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked({ job: scope.job, chain: scope.chainId }, n));
+  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked({ job: scope.job, chain: scope.headers.chain }, n));
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let stored = 0;
@@ -114,7 +110,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     candidates = [];
     const known = await knownHeaders(
       deps.warehouse.db,
-      scope.chainId,
+      scope.headers.chain,
       offered.map((h) => h.hash),
     );
     for (const h of offered) {

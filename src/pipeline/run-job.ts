@@ -14,6 +14,7 @@ import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
 import { checkEndpointChain } from './chain-guard.ts';
 import { startRunLedger, type RunLedger } from './run-ledger.ts';
+import { createHeaderPolicy, type HeaderPolicy } from './header-policy.ts';
 
 export type { RangeSummary } from './chunk-runner.ts';
 
@@ -65,7 +66,9 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     if (guard.error !== undefined) throw guard.error;
     const { head, from } = await deps.source.chainHead(contracts);
     logger.info({ msg: 'run started', job: job.name, run: runId, head, headFrom: from });
-    const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, { runId: runId!, ranges, head, ledger: ledger!, lock, resumed });
+    // one for the whole run: a header the chain's rule cannot verify is said once, however many phases store some
+    const headers = createHeaderPolicy(job, logger);
+    const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, { runId: runId!, ranges, head, ledger: ledger!, lock, resumed, headers });
 
     // first the ranges an earlier run left open (it was killed, or failed part-way) …
     const resumed = await openRanges(warehouse.db, guard.chainId, job.name);
@@ -130,7 +133,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
 async function processRanges(
   deps: RunDeps,
   job: Readonly<JobConfig>,
-  scope: { runId: string; ranges: RangeState[]; head: number; ledger: RunLedger; lock: JobLock; resumed: boolean },
+  scope: { runId: string; ranges: RangeState[]; head: number; ledger: RunLedger; lock: JobLock; resumed: boolean; headers: HeaderPolicy },
 ): Promise<RangeSummary[]> {
   const { ranges, lock, ledger } = scope;
   if (!ranges.length) return [];
@@ -143,6 +146,7 @@ async function processRanges(
     resumed: scope.resumed,
     ledger,
     tokensSaved: new Set(),
+    headers: scope.headers,
     concurrency: job.concurrency,
     maxSplits: job.concurrency,
     signal: lost.signal,

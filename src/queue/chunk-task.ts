@@ -5,6 +5,7 @@ import type { JobConfig } from '../config/job-schema.ts';
 import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import { ChainMismatchError, checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
+import { createHeaderPolicy } from '../pipeline/header-policy.ts';
 import { startRunLedger, type RunLedger } from '../pipeline/run-ledger.ts';
 import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
@@ -87,6 +88,8 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
           resumed: chunk.resumeToBlock !== null || chunk.pageKey !== null,
           ledger,
           tokensSaved: deps.tokensSaved,
+          // headers the job's chain's rule cannot verify are said once per task (each task is a process's part of the run)
+          headers: createHeaderPolicy(job, deps.logger),
           concurrency: 1,
           maxSplits: 0,
           signal: AbortSignal.any([lock.signal, ...(signal ? [signal] : [])]),

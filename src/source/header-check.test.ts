@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HeaderJson } from '../eth/header-fields.ts';
-import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
+import { ERIGON_HEADER_KEYS, type HeaderJson } from '../eth/header-fields.ts';
+import { CHAINS_FIXTURE_DIR, FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import { BadResponseError } from './errors.ts';
 import { checkHeader, createHeaderChecker, type ExpectedHeader } from './header-check.ts';
 
@@ -15,14 +16,32 @@ function expectedOf(h: HeaderJson) {
   return { hash: h.hash, number: Number(BigInt(h.number!)), timestamp: new Date(Number(BigInt(h.timestamp!)) * 1000).toISOString() };
 }
 
-function problemsOf(raw: unknown, expected: ExpectedHeader): string[] {
+function problemsOf(raw: unknown, expected: ExpectedHeader, chainId = 1): string[] {
   try {
-    checkHeader(raw, expected);
+    checkHeader(chainId, raw, expected);
   } catch (err) {
     expect(err).toBeInstanceOf(BadResponseError);
     return [...(err as BadResponseError).problems];
   }
   throw new Error('the header was accepted');
+}
+
+/** The real headers of other chains, each as its chain's node answered it (test/fixtures/chains). */
+const chainHeaders = readdirSync(CHAINS_FIXTURE_DIR)
+  .filter((d) => /^\d+$/.test(d))
+  .flatMap((dir) =>
+    readFileSync(join(CHAINS_FIXTURE_DIR, dir, 'headers.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => ({ chainId: Number(dir), header: JSON.parse(line) as Record<string, unknown> & { hash: string; number: string; timestamp: string } })),
+  );
+
+/** A copy of the header with `key` changed in its last hex digit (or a numeric `step` plus one). */
+function changed(header: Record<string, unknown>, key: string): Record<string, unknown> {
+  const value = header[key];
+  if (typeof value === 'number') return { ...header, [key]: value + 1 };
+  const text = String(value);
+  return { ...header, [key]: `${text.slice(0, -1)}${text.at(-1) === '0' ? '1' : '0'}` };
 }
 
 const cancun = headers.find((h) => h.parentBeaconBlockRoot !== null)!;
@@ -32,8 +51,8 @@ describe('checkHeader', () => {
   it('verifies all 35 headers of the mainnet fixture', () => {
     expect(headers).toHaveLength(35);
     for (const h of headers) {
-      const checked = checkHeader(h, expectedOf(h));
-      expect(checked, `block ${h.number}`).toEqual({ header: h, extra: null, hashVerified: true });
+      const checked = checkHeader(1, h, expectedOf(h));
+      expect(checked, `block ${h.number}`).toEqual({ header: h, extra: null, hashVerified: true, unverifiedReason: null });
     }
   });
 
@@ -79,7 +98,7 @@ describe('checkHeader', () => {
 
   it('treats a missing fork key as null', () => {
     const { withdrawalsRoot: _w, requestsHash: _r, blockAccessListHash: _b, ...partial } = london;
-    const checked = checkHeader(partial, expectedOf(london));
+    const checked = checkHeader(1, partial, expectedOf(london));
     expect(checked.header).toEqual(london);
     expect(checked.header.withdrawalsRoot).toBeNull();
     expect(checked.hashVerified).toBe(true);
@@ -92,32 +111,111 @@ describe('checkHeader', () => {
 
   it('keeps unknown keys in extra, and still verifies the hash', () => {
     const withExtra = { ...cancun, slotNumber: '0x10', AuRaStep: 7 };
-    const checked = checkHeader(withExtra, expectedOf(cancun));
+    const checked = checkHeader(1, withExtra, expectedOf(cancun));
     expect(checked.extra).toEqual({ slotNumber: '0x10', AuRaStep: 7 });
     expect(checked.header).toEqual(cancun);
     expect(checked.hashVerified).toBe(true);
   });
 
-  it('with unknown keys, a hash mismatch is kept unverified instead of failing', () => {
+  it('with a field the chain rule does not know, a hash mismatch is kept unverified, with a reason naming the field', () => {
     const withExtra = { ...cancun, gasUsed: '0x1', slotNumber: '0x10' };
-    const checked = checkHeader(withExtra, expectedOf(cancun));
+    const checked = checkHeader(1, withExtra, expectedOf(cancun));
     expect(checked.hashVerified).toBe(false);
+    expect(checked.unverifiedReason).toMatch(new RegExp(`^block ${expectedOf(cancun).number} does not hash to ${cancun.hash} by the ethereum rule: .*\\(slotNumber\\)`));
     expect(checked.extra).toEqual({ slotNumber: '0x10' });
+  });
+
+  it('fails a mismatch when the only extra keys are ones a node sends outside the hash (sizes, bodies)', () => {
+    const withBody = { ...cancun, gasUsed: '0x1', size: '0x21c', totalDifficulty: '0x0', transactions: [], uncles: [] };
+    expect(problemsOf(withBody, expectedOf(cancun))).toEqual([expect.stringContaining('header: keccak256 of its RLP fields is 0x')]);
+  });
+});
+
+describe('checkHeader of other chains', () => {
+  it('has real headers of seven chains, Gnosis AuRa among them', () => {
+    expect(new Set(chainHeaders.map((c) => c.chainId))).toEqual(new Set([10, 56, 100, 137, 8453, 42161, 43114]));
+    expect(chainHeaders.some((c) => c.chainId === 100 && 'step' in c.header)).toBe(true);
+  });
+
+  it.each(chainHeaders.map((c) => [c.chainId, Number(BigInt(c.header.number)), c] as const))('verifies chain %i block %i by its chain rule', (chainId, _block, { header }) => {
+    const checked = checkHeader(chainId, header, expectedOf(header as unknown as HeaderJson));
+    expect(checked.hashVerified).toBe(true);
+    expect(checked.unverifiedReason).toBeNull();
+    expect(Object.keys(checked.header)).toEqual(ERIGON_HEADER_KEYS);
+    // the family's own keys are kept beside the header (extra_fields)
+    for (const key of Object.keys(header).filter((k) => !(ERIGON_HEADER_KEYS as readonly string[]).includes(k))) expect(checked.extra).toHaveProperty(key, header[key]);
+  });
+
+  it('fails each real header with one field changed, naming the block and its chain rule', () => {
+    for (const { chainId, header } of chainHeaders) {
+      const expected = expectedOf(header as unknown as HeaderJson);
+      for (const key of ['stateRoot', 'gasUsed', 'extraData', ...(chainId === 100 && 'step' in header ? ['step', 'signature'] : [])]) {
+        const problems = problemsOf(changed(header, key), expected, chainId);
+        expect(problems, `chain ${chainId} ${key}`).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^block ${expected.number} \\(${header.hash}\\), header: keccak256 of its RLP fields is 0x[0-9a-f]{64}, not the block hash ${header.hash} \\(chain ${chainId}'s [a-z-]+ rule\\): a field was altered$`,
+            ),
+          ),
+        ]);
+      }
+    }
+  });
+
+  it("takes Gnosis AuRa's step and signature in place of mixHash and nonce, stored as null", () => {
+    const { header } = chainHeaders.find((c) => c.chainId === 100 && 'step' in c.header)!;
+    const checked = checkHeader(100, header, expectedOf(header as unknown as HeaderJson));
+    expect(checked.header).toMatchObject({ mixHash: null, nonce: null, miner: header.miner, hash: header.hash });
+    expect(checked.extra).toMatchObject({ step: header.step, signature: header.signature });
+    // Erigon's names for them verify alike
+    const { step, signature, ...rest } = header;
+    const erigon = { ...rest, auraStep: `0x${(step as number).toString(16)}`, auraSeal: signature };
+    expect(checkHeader(100, erigon, expectedOf(header as unknown as HeaderJson))).toMatchObject({ hashVerified: true, header: { mixHash: null, nonce: null } });
+  });
+
+  it('requires mixHash and nonce where the chain rule has nothing in their place', () => {
+    const { header } = chainHeaders.find((c) => c.chainId === 100 && 'step' in c.header)!;
+    const expected = expectedOf(header as unknown as HeaderJson);
+    expect(problemsOf(header, expected, 1).map((p) => p.split(': ')[0])).toEqual([
+      `block ${expected.number} (${header.hash}), header.mixHash`,
+      `block ${expected.number} (${header.hash}), header.nonce`,
+    ]);
+    const { step: _s, signature: _g, ...withoutAura } = header;
+    expect(() => checkHeader(100, withoutAura, expected)).toThrow(/header\.mixHash: expected 0x hex text, got/);
+  });
+
+  it('keeps a header of a chain without a known rule unverified, with the reason', () => {
+    const { header } = chainHeaders.find((c) => c.chainId === 8453)!;
+    const expected = expectedOf(header as unknown as HeaderJson);
+    expect(checkHeader(324, header, expected)).toMatchObject({ hashVerified: false, unverifiedReason: expect.stringMatching(/^zkSync Era block hashes are not keccak256/) });
+    // the shape checks still hold: the hash asked for, the transfers' block and time
+    expect(() => checkHeader(999_999, changed(header, 'number'), expected)).toThrow(/header\.number: expected/);
+    expect(checkHeader(999_999, changed(header, 'stateRoot'), expected)).toMatchObject({
+      hashVerified: false,
+      unverifiedReason: "chain 999999's block hash rule is not one this exporter knows",
+    });
+  });
+
+  it('does not verify a header by another chain rule: an Avalanche header checked as chain 1 is unverified, naming its fields', () => {
+    const { header } = chainHeaders.find((c) => c.chainId === 43114)!;
+    const checked = checkHeader(1, header, expectedOf(header as unknown as HeaderJson));
+    expect(checked.hashVerified).toBe(false);
+    expect(checked.unverifiedReason).toContain('extDataHash');
   });
 });
 
 describe('createHeaderChecker', () => {
   it('passes the same header object again, verified, and still checks it against each block it is asked for', () => {
-    const check = createHeaderChecker();
-    expect(check(london, expectedOf(london))).toEqual({ header: london, extra: null, hashVerified: true });
-    expect(check(london, expectedOf(london))).toEqual({ header: london, extra: null, hashVerified: true });
+    const check = createHeaderChecker(1);
+    expect(check(london, expectedOf(london))).toEqual({ header: london, extra: null, hashVerified: true, unverifiedReason: null });
+    expect(check(london, expectedOf(london))).toEqual({ header: london, extra: null, hashVerified: true, unverifiedReason: null });
     // the same object for another block: the hash asked for, the number and the time are compared every time
     expect(() => check(london, { ...expectedOf(london), number: expectedOf(london).number + 1 })).toThrow(/header\.number: expected/);
     expect(() => check(london, { ...expectedOf(cancun) })).toThrow(/header\.hash: expected the hash asked for/);
   });
 
   it('hashes a header object again when it was not verified: another object with a changed field fails', () => {
-    const check = createHeaderChecker();
+    const check = createHeaderChecker(1);
     check(cancun, expectedOf(cancun));
     // a copy is another object: hashed, and the altered field is caught
     const altered = { ...cancun, gasUsed: '0x1' };
@@ -126,5 +224,12 @@ describe('createHeaderChecker', () => {
     const unknownKey = { ...cancun, gasUsed: '0x1', slotNumber: '0x5' };
     expect(check(unknownKey, expectedOf(cancun)).hashVerified).toBe(false);
     expect(check(unknownKey, expectedOf(cancun)).hashVerified).toBe(false);
+  });
+
+  it("checks by its chain's rule", () => {
+    const { header } = chainHeaders.find((c) => c.chainId === 43114)!;
+    const expected = expectedOf(header as unknown as HeaderJson);
+    expect(createHeaderChecker(43114)(header, expected)).toMatchObject({ hashVerified: true, unverifiedReason: null });
+    expect(createHeaderChecker(1)(header, expected)).toMatchObject({ hashVerified: false });
   });
 });

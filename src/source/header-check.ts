@@ -1,17 +1,22 @@
 import { show } from '../dataset/validate.ts';
+import { replacedEthereumFields, verifyChainHeader, type HeaderVerdict } from '../eth/chain-rules.ts';
 import { CONSENSUS_FIELDS, fieldExpectation, FORK_KEYS, isFieldHex, toErigonHeader, unknownHeaderKeys, type FieldKind, type HeaderJson } from '../eth/header-fields.ts';
-import { HeaderEncodingError, verifyHeaderHash } from '../eth/header-hash.ts';
 import { isHexQuantity } from '../eth/hex.ts';
 import { BadResponseError } from './errors.ts';
 
 /** A header that passed `checkHeader`. */
 export interface CheckedHeader {
-  /** Erigon's key set; a fork field the block predates is null. */
+  /** Erigon's key set; a fork field the block predates is null, and so are fields its chain has others in place of (AuRa's `mixHash`, `nonce`). */
   header: HeaderJson;
-  /** Keys outside Erigon's key set (older Erigon's `AuRaStep`, newer `slotNumber`, …), or null when none. */
+  /** Keys outside Erigon's key set (a family's `step`, `extDataHash`, `l1BlockNumber`; newer `slotNumber`, …), or null when none. */
   extra: Record<string, unknown> | null;
-  /** Whether keccak256(RLP) of the fields equals the hash; false only when `extra` holds fields we cannot encode. */
+  /** Whether the fields hash to the block hash by the chain's rule (`chain-rules.ts`). */
   hashVerified: boolean;
+  /**
+   * Why the hash could not be verified (the chain has no rule this exporter knows, or the header has fields its
+   * rule does not know and does not hash by it); null when it was verified.
+   */
+  unverifiedReason: string | null;
 }
 
 /** What the transfers said about the block. */
@@ -27,27 +32,30 @@ export interface ExpectedHeader {
 const FORK_KEY_SET = new Set<string>(FORK_KEYS);
 
 /**
- * Checks a header from `erigon_getHeaderByHash` against the block the transfers named: every field's
- * shape, the hash asked for, the number and timestamp of the transfers, and keccak256(RLP) = hash (unless
- * `hashVerifiedBefore`: this very object's hash was verified already, `createHeaderChecker`).
- * Throws one BadResponseError naming the block (and the contracts, when `expected` lists them) and every
- * bad field. When the header carries unknown keys (possibly consensus fields this tool cannot encode) a hash
- * mismatch is tolerated: `hashVerified: false`.
+ * Checks a header of chain `chainId` (from `erigon_getHeaderByHash` or `eth_getBlockByHash`) against the block
+ * the transfers named: every field's shape (fields the chain's header has others in place of, AuRa's `mixHash`
+ * and `nonce`, may be missing: null), the hash asked for, the number and timestamp of the transfers, and that the
+ * fields hash to it by the chain's rule (`verifyChainHeader`; unless `hashVerifiedBefore`: this very object's
+ * hash was verified already, `createHeaderChecker`).
+ * Throws one BadResponseError naming the block (and the contracts, when `expected` lists them) and every bad
+ * field, or the rule the header fails. A header that cannot be verified (a chain without a known rule; or
+ * fields its rule does not know, with a hash that does not match) passes with `hashVerified: false` and the reason.
  *
  * @example
- * checkHeader(raw, { hash: '0xd4e5…8fa3', number: 0, timestamp: '1970-01-01T00:00:00.000Z' })
- * // → { header: { number: '0x0', hash: '0xd4e5…8fa3', baseFeePerGas: null, … }, extra: null, hashVerified: true }
+ * checkHeader(1, raw, { hash: '0xd4e5…8fa3', number: 0, timestamp: '1970-01-01T00:00:00.000Z' })
+ * // → { header: { number: '0x0', hash: '0xd4e5…8fa3', baseFeePerGas: null, … }, extra: null, hashVerified: true, unverifiedReason: null }
  */
-export function checkHeader(raw: unknown, expected: ExpectedHeader, hashVerifiedBefore = false): CheckedHeader {
+export function checkHeader(chainId: number, raw: unknown, expected: ExpectedHeader, hashVerifiedBefore = false): CheckedHeader {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw badHeader(expected, [`header: expected a JSON object, got ${show(raw)}`]);
   }
   const input = raw as Record<string, unknown>;
   const problems: string[] = [];
+  const replaced = replacedEthereumFields(chainId, input);
 
   for (const { key, kind } of CONSENSUS_FIELDS) {
     const value = input[key];
-    if ((value === null || value === undefined) && FORK_KEY_SET.has(key)) continue;
+    if ((value === null || value === undefined) && (FORK_KEY_SET.has(key) || replaced.includes(key))) continue;
     const problem = fieldProblem(kind, value);
     if (problem) problems.push(`header.${key}: ${problem}`);
   }
@@ -70,42 +78,44 @@ export function checkHeader(raw: unknown, expected: ExpectedHeader, hashVerified
   }
   if (problems.length) throw badHeader(expected, problems);
 
-  const header = toErigonHeader(input);
+  const header = toErigonHeader(input, replaced);
   const unknown = unknownHeaderKeys(input);
   const extra = unknown.length ? Object.fromEntries(unknown.map((k) => [k, input[k]])) : null;
-  if (hashVerifiedBefore) return { header, extra, hashVerified: true };
-  let verified: { ok: boolean; computed: string };
-  try {
-    verified = verifyHeaderHash(header, expected.hash);
-  } catch (err) {
-    if (!(err instanceof HeaderEncodingError)) throw err;
-    throw badHeader(expected, [`header.${err.field}: ${err.message}`]);
-  }
-  if (!verified.ok && !extra) {
-    throw badHeader(expected, [`header: keccak256 of its RLP fields is ${verified.computed}, not the block hash ${expected.hash}: a field was altered`]);
-  }
-  return { header, extra, hashVerified: verified.ok };
+  if (hashVerifiedBefore) return { header, extra, hashVerified: true, unverifiedReason: null };
+  const verdict = verifyChainHeader(chainId, input);
+  if (verdict.verified) return { header, extra, hashVerified: true, unverifiedReason: null };
+  if (verdict.failed) throw badHeader(expected, [ruleProblem(chainId, verdict, expected)]);
+  return { header, extra, hashVerified: false, unverifiedReason: verdict.reason };
 }
 
-/** `checkHeader`, remembering what passed: the same header object checked again against the same block costs no hashing. */
+/** A header that fails its chain's rule, as a problem of `badHeader`: the field that cannot be encoded, or the hash its fields give. */
+function ruleProblem(chainId: number, verdict: Extract<HeaderVerdict, { failed: true }>, expected: ExpectedHeader): string {
+  if (verdict.field) return `header.${verdict.field.key}: ${verdict.field.message}`;
+  if (verdict.computed) {
+    return `header: keccak256 of its RLP fields is ${verdict.computed}, not the block hash ${expected.hash} (chain ${chainId}'s ${verdict.rule} rule): a field was altered`;
+  }
+  return `header: ${verdict.reason}`;
+}
+
+/** `checkHeader` for one chain, remembering what passed: the same header object checked again against the same block costs no hashing. */
 export type HeaderChecker = (raw: unknown, expected: ExpectedHeader) => CheckedHeader;
 
 /**
- * A `checkHeader` that remembers each header object whose hash it verified (held weakly: forgotten with the
+ * A `checkHeader` of chain `chainId` that remembers each header object whose hash it verified (held weakly: forgotten with the
  * object). A source that keeps the headers it fetched (the node source) checks each block once for its rows'
  * times, and the pipeline's check of the same object checks every field again but hashes nothing. (Objects
  * are never changed after parsing: the same object is the same fields.)
  *
  * @example
- * const check = createHeaderChecker();
+ * const check = createHeaderChecker(1);
  * check(raw, { hash, number, timestamp }); // hashes the fields
  * check(raw, { hash, number, timestamp }); // the fields' shapes, the hash asked for, number and time; no hashing
  */
-export function createHeaderChecker(): HeaderChecker {
+export function createHeaderChecker(chainId: number): HeaderChecker {
   const verified = new WeakSet<object>();
   return (raw, expected) => {
     const before = raw !== null && typeof raw === 'object' && verified.has(raw);
-    const checked = checkHeader(raw, expected, before);
+    const checked = checkHeader(chainId, raw, expected, before);
     if (checked.hashVerified) verified.add(raw as object);
     return checked;
   };

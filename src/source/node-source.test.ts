@@ -415,6 +415,21 @@ describe('createNodeSource: logs that are not rows', () => {
 });
 
 describe('createNodeSource: headers', () => {
+  it('checks headers by the hash rule of the chain it is given (chain 1 when none), and reads pages whatever the verdict', async () => {
+    const chain = buildChain(100, 104, busy);
+    const header = [...chain.headers.values()][0]!;
+    const expected = { hash: header.hash!, number: Number(header.number), timestamp: new Date(Number(header.timestamp) * 1000).toISOString() };
+    const plain = sourceOf(fakeNode(chain));
+    expect(plain.checks?.chain).toBe(1);
+    expect(plain.checks?.checkHeader(header, expected)).toMatchObject({ hashVerified: true, unverifiedReason: null });
+    const other = sourceOf(fakeNode(chain), { chain: 999_999 });
+    expect(other.checks?.chain).toBe(999_999);
+    expect(other.checks?.checkHeader(header, expected)).toMatchObject({ hashVerified: false, unverifiedReason: expect.stringContaining('chain 999999') });
+    // a header that cannot be verified still gives its block's time and bloom: what becomes of it is the run's to say
+    const { rows } = await readAll(other, { contract: USDC, fromBlock: 100, toBlock: 104 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+  });
+
   it('fetches each block’s header once, in batches, and serves headersByHash from what it fetched', async () => {
     const chain = buildChain(100, 139, busy);
     const node = fakeNode(chain);

@@ -51,6 +51,11 @@ export interface NodeSourceDeps {
   storedHeaders?: (hashes: readonly string[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
   /** Where the run's time goes (`--time-budget`): logs read and checked count as `parse`, headers fetched as `headers`. */
   budget?: TimeBudget;
+  /**
+   * The chain the source's headers are checked for, by its hash rule (`chain-rules.ts`): the job's. Chain 1 when
+   * unset, as for a job that names none (`probe`'s source checks no header).
+   */
+  chain?: number;
 }
 
 const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -109,7 +114,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const headers = createNodeHeaders({ http, batchSize: deps.headerBatchSize });
   const bloomBits = createBloomBitsCache();
   // the pipeline checks the same headers again with it: each header is hashed once
-  const checks: SourceChecks = { checkHeader: createHeaderChecker() };
+  const chain = deps.chain ?? 1;
+  const checks: SourceChecks = { chain, checkHeader: createHeaderChecker(chain) };
   /** What pages need of checked headers, by hash (the raw header goes once the pipeline has taken it). */
   const blockFacts = new Map<string, BlockFacts>();
   const rememberFacts = (hash: string, facts: BlockFacts) => {

@@ -18,6 +18,8 @@ export interface PageQuery {
  * the same headers with them, so no header is hashed twice.
  */
 export interface SourceChecks {
+  /** The chain whose hash rule `checkHeader` checks headers by: the pipeline uses it for its own chain only. */
+  chain: number;
   checkHeader: HeaderChecker;
 }
 
