@@ -41,11 +41,13 @@ describe('headers of a chain whose hash rule the exporter does not know', () => 
     try {
       const r = await runCli(['run', jobFile('zk')], { env: { DATABASE_URL: w.url, CHAIN_API_URL: `${zksync.origin}/${PROJECT}` } });
       expect(r.code, r.stderr).toBe(0);
-      const headers = await w.warehouse.db.selectFrom('block_headers').select(['hash', 'hash_verified']).execute();
+      const headers = await w.warehouse.db.selectFrom('block_headers').select(['hash', 'hash_verified', 'unverified_reason']).execute();
       const blocks = new Set(dataset.transfers.filter((t) => t.contractAddress === contract()).map((t) => t.blockHash));
       expect(headers.length).toBe(blocks.size);
       expect(headers.length).toBeGreaterThan(1);
       expect(headers.every((h) => !h.hash_verified)).toBe(true);
+      // each says why, in the warehouse
+      expect(headers.every((h) => /^zkSync Era block hashes are not keccak256 of an RLP header/.test(h.unverified_reason ?? ''))).toBe(true);
       const said = r.stderr.split('\n').filter((line) => line.includes('"msg":"headers stored unverified"'));
       expect(said).toHaveLength(1);
       expect(said[0]).toMatch(/"job":"zk","chain":324,"reason":"zkSync Era block hashes are not keccak256 of an RLP header/);
