@@ -75,6 +75,26 @@ export async function benchPostgres(databaseUrl: string | undefined, options: { 
  * @example const db = await createBenchDatabase(server.serverUrl, 'dense'); // db.url ends in /bench_dense_5f1c9a0b
  */
 export async function createBenchDatabase(serverUrl: string, label: string): Promise<BenchDatabase> {
+  const database = await createEmptyBenchDatabase(serverUrl, label);
+  const warehouse = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 2, applicationName: 'erc20-etl-bench' });
+  try {
+    await migrateToLatest(warehouse);
+  } catch (err) {
+    await warehouse.close();
+    await database.drop();
+    throw err;
+  }
+  await warehouse.close();
+  return database;
+}
+
+/**
+ * Creates an empty database `bench_<label>_<random>` (UTF8, C collation), not migrated: for a part that
+ * migrates it itself (to an older schema, say).
+ *
+ * @example const db = await createEmptyBenchDatabase(server.serverUrl, 'upgrade'); // db.url ends in /bench_upgrade_5f1c9a0b
+ */
+export async function createEmptyBenchDatabase(serverUrl: string, label: string): Promise<BenchDatabase> {
   const name = `bench_${label.replace(/[^a-z0-9]+/g, '_')}_${randomBytes(4).toString('hex')}`;
   await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`));
   const url = new URL(serverUrl);
@@ -85,15 +105,6 @@ export async function createBenchDatabase(serverUrl: string, label: string): Pro
     name,
     drop: () => (dropped ??= withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)),
   };
-  const warehouse = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 2, applicationName: 'erc20-etl-bench' });
-  try {
-    await migrateToLatest(warehouse);
-  } catch (err) {
-    await warehouse.close();
-    await database.drop();
-    throw err;
-  }
-  await warehouse.close();
   return database;
 }
 

@@ -12,16 +12,20 @@ import { benchNode, type NodeBenchResult } from './node-bench.ts';
 import { compareFirstLoads, describeServer, firstLoadRows, readServerSettings, type FirstLoadServer } from './first-load.ts';
 import { formatStartup, measureStartup, type StartupBenchResult } from './startup-bench.ts';
 import { formatTable, nodeTargetRows, targetRows } from './targets.ts';
+import { measureUpgrade } from './upgrade-bench.ts';
+import { formatUpgrade, upgradeTargetRows, type UpgradeBenchResult } from './upgrade-figures.ts';
 
 /**
  * `npm run bench -- [--json] [--json-file FILE] [--quick] [--transfers N] [--skip-devnet] [--skip-first-load] [--skip-exporter]
- * [--skip-node] [--only devnet|first-load|exporter|node] [--node-styles LIST] [--database-url URL] [--rate-limit R] [--latency-ms MS]
+ * [--skip-node] [--skip-upgrade] [--only devnet|first-load|exporter|node|upgrade] [--node-styles LIST] [--database-url URL] [--rate-limit R] [--latency-ms MS]
  * [--statements] [--run-timeout SECONDS] [--max-wal-size SIZE]`: prints the figures of the speed and memory targets, each measured
  * in this one run: the reference server alone, then the first load against a plain COPY of the rows it wrote on
  * stock settings (first-load.ts: an embedded server as initdb leaves it, `DATABASE_URL`'s when given, and the tuned
  * embedded one as a labelled extra), then the exporter end to end with the builder source
  * (reference server → exporter → PostgreSQL, each in its own process), then with the node source (`eth_getLogs`
- * under a results cap, per error style: node-bench.ts). `--only PART` runs that part alone; `--node-styles`
+ * under a results cap, per error style: node-bench.ts), then the upgrade of a warehouse written before chains
+ * (`--transfers` transfers at migration 0007, filled by SQL, then `erc20-etl migrate` and `migrate --chain-id 8453`
+ * each timed spawn to exit on a freshly filled database: upgrade-bench.ts). `--only PART` runs that part alone; `--node-styles`
  * names the error styles (comma-separated; default all six, the first also gets the whole chain). Never part of `npm test`: machines
  * here are noisy. PostgreSQL is `--database-url`, else `DATABASE_URL`, else an embedded one in `.data/bench-pg`.
  * `--statements` adds, per exporter run, PostgreSQL's execution time by statement (pg_stat_statements) and the
@@ -42,6 +46,7 @@ const { values } = parseArgs({
     'skip-exporter': { type: 'boolean', default: false },
     'skip-node': { type: 'boolean', default: false },
     'skip-first-load': { type: 'boolean', default: false },
+    'skip-upgrade': { type: 'boolean', default: false },
     only: { type: 'string' },
     'node-styles': { type: 'string', default: LOGS_ERROR_STYLES.join(',') },
     'database-url': { type: 'string' },
@@ -60,7 +65,7 @@ const positive = (name: string, text: string) => {
   }
   return n;
 };
-const PARTS = ['devnet', 'first-load', 'exporter', 'node'] as const;
+const PARTS = ['devnet', 'first-load', 'exporter', 'node', 'upgrade'] as const;
 const only = values.only;
 if (only !== undefined && !(PARTS as readonly string[]).includes(only)) {
   process.stderr.write(`npm run bench: --only must be one of ${PARTS.join(', ')}, got ${JSON.stringify(only)}\n`);
@@ -77,6 +82,7 @@ const runs = {
   firstLoad: !values['skip-first-load'] && (only === undefined || only === 'first-load'),
   exporter: !values['skip-exporter'] && (only === undefined || only === 'exporter'),
   node: !values['skip-node'] && (only === undefined || only === 'node'),
+  upgrade: !values['skip-upgrade'] && (only === undefined || only === 'upgrade'),
 };
 const quick = values.quick;
 const transfers = positive('transfers', values.transfers ?? (quick ? '50000' : '1000000'));
@@ -165,7 +171,8 @@ let exporter: ExporterBenchResult | undefined;
 let postgres: { source: string; version: string } | undefined;
 let startup: Outcome<StartupBenchResult> | undefined;
 let node: NodeBenchResult | undefined;
-if (runs.exporter || runs.node) {
+let upgrade: Outcome<UpgradeBenchResult> | undefined;
+if (runs.exporter || runs.node || runs.upgrade) {
   const server = await benchPostgres(values['database-url'] ?? process.env['DATABASE_URL'], { statements: values.statements, maxWalSize: values['max-wal-size'] });
   postgres = { source: server.source === 'embedded' ? `embedded, max_wal_size ${values['max-wal-size']}` : server.source, version: server.version };
   note(`PostgreSQL ${server.version} (${server.source === 'embedded' ? `embedded, data in .data/bench-pg, max_wal_size ${values['max-wal-size']}` : 'DATABASE_URL'})`);
@@ -201,6 +208,7 @@ if (runs.exporter || runs.node) {
         note,
       });
     }
+    if (runs.upgrade) upgrade = await measureUpgrade({ postgres: server, transfers, runTimeoutMs, note });
   } finally {
     await server.stop();
   }
@@ -211,6 +219,7 @@ const targets = [
   ...firstLoadRows(firstLoads),
   ...targetRows({ ...(devnet && { devnet }), ...(exporter && { exporter }), pageSize: PAGE_SIZE, concurrency: CONCURRENCY }),
   ...(node ? nodeTargetRows(node) : []),
+  ...(upgrade ? upgradeTargetRows(upgrade) : []),
 ];
 const failed =
   devnet?.ok === false ||
@@ -218,7 +227,9 @@ const failed =
   startup?.ok === false ||
   (exporter !== undefined && Object.values(exporter).some((o: Outcome<unknown>) => !o.ok)) ||
   node?.full?.ok === false ||
-  (node?.styles.some((s) => !s.result.ok) ?? false);
+  (node?.styles.some((s) => !s.result.ok) ?? false) ||
+  upgrade?.ok === false ||
+  (upgrade?.ok === true && upgrade.value.runs.some((r) => !r.result.ok || r.result.value.problems.length > 0));
 
 const figures = {
   machine,
@@ -234,6 +245,7 @@ const figures = {
   startup,
   firstLoads,
   node,
+  upgrade,
   targets,
 };
 if (values['json-file']) await writeFile(values['json-file'], `${JSON.stringify(figures)}\n`);
@@ -274,6 +286,7 @@ if (values.json) {
     }
   }
   if (node) out(formatNodeRuns(node));
+  if (upgrade?.ok) out(formatUpgrade(upgrade.value));
   if (exporter || node?.full?.ok) {
     out("\nwhere the time goes (seconds of wall time; CPU seconds of the exporter / the reference server / PostgreSQL; the exporter's largest RSS sampled):\n");
     const copyLine = (label: string, c: CopyBaseline) =>
