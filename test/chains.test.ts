@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TransferRecord } from '../src/dataset/types.ts';
@@ -115,5 +118,20 @@ describe('three chains in one warehouse', () => {
     for (const c of json.contracts) expect(c.lastRun.chainId).toBe(c.chainId);
     // one address on two chains: two entries, each with its own chain's rows
     expect(json.contracts.filter((c) => c.chainId === '10').map((c) => c.contract)).toEqual(json.contracts.filter((c) => c.chainId === '8453').map((c) => c.contract));
+  }, 60_000);
+
+  it("the report names each token's chain, and each run's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'erc20-etl-chains-report-'));
+    try {
+      const out = join(dir, 'report.html');
+      const r = await runCli(['report', '--out', out], { env: { DATABASE_URL: target.url } });
+      expect(r.code, r.stderr).toBe(0);
+      const html = readFileSync(out, 'utf8');
+      for (const chain of CHAINS) expect(html).toContain(`(chain ${chain})`);
+      expect(html).toContain('<th>run</th><th>chain</th><th>job</th>');
+      expect(html).toMatch(/<td>#\d+<\/td><td>8453<\/td><td>tokens-8453<\/td>/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
