@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator, sql } from 'kysely';
@@ -140,29 +140,77 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     }
   });
 
-  it("leaves a queued task to a worker of the job's chain: a worker at another chain's endpoint reads and fails nothing", async () => {
+  it("routes queued tasks by chain: each worker takes its endpoint's chain's tasks only, the chunks and a scheduled enqueue", async () => {
     const w = await migratedWarehouse('chain_worker');
     try {
       const file = join(tmp, 'queued.json');
       writeFileSync(file, JSON.stringify({ name: 'queued', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 1 }));
-      const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
-      expect(enqueued.code, enqueued.stderr).toBe(0);
-      const wrong = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(8453) } });
-      expect(wrong.stderr).toMatch(/serves chain 8453 \(its eth_chainId\), but job \\"queued\\" is for chain 1.*This worker cannot read the task/);
-      expect((await counts(w)).transfers).toBe(0);
-      const running = await w.warehouse.db.selectFrom('export_runs').select(['status', 'chain_id']).execute();
-      expect(running.map((r) => [r.status, String(r.chain_id)])).toEqual([['running', '1']]);
-      // the task comes back after graphile-worker's first backoff (about 3 s), and a worker of chain 1 reads it
-      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      const base = join(tmp, 'queued-base.json');
+      writeFileSync(base, JSON.stringify({ name: 'queued-base', chain: 8453, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 1 }));
+      for (const [f, chain] of [
+        [file, 1],
+        [base, 8453],
+      ] as const) {
+        const enqueued = await runCli(['enqueue', f], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(chain) } });
+        expect(enqueued.code, enqueued.stderr).toBe(0);
+      }
+      const tasks = await sql<{ task_identifier: string; n: string }>`
+        SELECT task_identifier, count(*)::text AS n FROM graphile_worker.jobs GROUP BY 1 ORDER BY 1`.execute(w.warehouse.db);
+      expect(tasks.rows.map((r) => r.task_identifier)).toEqual(['erc20_etl_chunk', 'erc20_etl_chunk_8453']);
+      // a scheduled enqueue of chain 8453's job, as a crontab adds it
+      await sql`SELECT graphile_worker.add_job('erc20_etl_enqueue_8453', ${JSON.stringify({ job: JSON.parse(readFileSync(base, 'utf8')) })}::json)`.execute(w.warehouse.db);
+      // the worker at chain 8453's endpoint reads chain 8453's chunks and runs its enqueue; chain 1's wait, untouched
+      const baseWorker = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(8453) } });
+      expect(baseWorker.code, baseWorker.stderr).toBe(0);
+      expect(baseWorker.stderr).toMatch(/"msg":"worker started"[^\n]*"chain":8453/);
+      expect(baseWorker.stderr).not.toMatch(/failed|cannot read/);
+      const runs = () => w.warehouse.db.selectFrom('export_runs').select(['job', 'status', 'chain_id', 'command']).orderBy('id').execute();
+      expect((await runs()).map((r) => [r.job, r.status, String(r.chain_id)])).toEqual([
+        ['queued', 'running', '1'],
+        ['queued-base', 'succeeded', '8453'],
+      ]);
+      const perChain = await sql<{ chain_id: string; n: string }>`SELECT chain_id::text, count(*)::text AS n FROM token_transfers GROUP BY 1`.execute(w.warehouse.db);
+      const rows = String(dataset.transfers.filter((t) => t.contractAddress === contract()).length);
+      expect(perChain.rows).toEqual([{ chain_id: '8453', n: rows }]);
+      const left = await sql<{ task_identifier: string; attempts: number }>`SELECT task_identifier, attempts FROM graphile_worker.jobs`.execute(w.warehouse.db);
+      expect(left.rows).toEqual(Array.from({ length: Number(tasks.rows[0]!.n) }, () => ({ task_identifier: 'erc20_etl_chunk', attempts: 0 })));
+      // … then a worker of chain 1 reads chain 1's
       const right = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
       expect(right.code, right.stderr).toBe(0);
-      const done = await w.warehouse.db.selectFrom('export_runs').select(['status']).execute();
-      expect(done.map((r) => r.status)).toEqual(['succeeded']);
-      expect((await counts(w)).transfers).toBe(dataset.transfers.filter((t) => t.contractAddress === contract()).length);
+      expect((await runs()).map((r) => [r.job, r.status])).toEqual([
+        ['queued', 'succeeded'],
+        ['queued-base', 'succeeded'],
+      ]);
+      const both = await sql<{ chain_id: string; n: string }>`SELECT chain_id::text, count(*)::text AS n FROM token_transfers GROUP BY 1 ORDER BY 1`.execute(w.warehouse.db);
+      expect(both.rows).toEqual([
+        { chain_id: '1', n: rows },
+        { chain_id: '8453', n: rows },
+      ]);
     } finally {
       await w.drop();
     }
   }, 120_000);
+
+  it('refuses a job whose name has run on another chain, naming both chains and what to rename, writing nothing', async () => {
+    const w = await migratedWarehouse('chain_job_name');
+    try {
+      const file = join(tmp, 'usdc.json');
+      const write = (chain: number) => writeFileSync(file, JSON.stringify({ name: 'usdc', chain, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }] }));
+      write(1);
+      expect((await runCli(['run', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } })).code).toBe(0);
+      const before = await counts(w);
+      write(8453);
+      for (const command of ['run', 'enqueue']) {
+        const r = await runCli([command, file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(8453) } });
+        expect(r.code, `${command}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(/Job "usdc" has run on chain 1 in this warehouse, and this one is for chain 8453; nothing was written/);
+        expect(r.stderr).toMatch(/rename this one, e\.g\. "usdc-8453"/);
+      }
+      expect(await counts(w)).toEqual(before);
+    } finally {
+      await w.drop();
+    }
+  });
 
   it('refuses a --chain that is not a chain id, naming the flag', async () => {
     const r = await runCli(['backfill', '--contract', contract(), '--from', '1', '--to', '2', '--chain', 'base'], {

@@ -140,15 +140,16 @@ describe('upgrading a warehouse written before chains', () => {
       const r = await migrate(database.url);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/applied 0008_run_chain, 0009_chain_keys/);
+      expect(r.stdout).toMatch(/the rows written before chains are chain 1's \(the chain its runs checked/);
       expect(await contents(warehouse)).toEqual(before);
       expect(await chainsOf(warehouse)).toEqual(expectedChains(before, '1'));
       const keys = await sql<{ table_name: string; key: string }>`
         SELECT c.conrelid::regclass::text AS table_name, pg_get_constraintdef(c.oid) AS key FROM pg_constraint c
         WHERE c.contype = 'p' AND c.conrelid::regclass::text IN ('token_transfers', 'block_headers', 'tokens') ORDER BY 1`.execute(warehouse.db);
       expect(keys.rows).toEqual([
-        { table_name: 'block_headers', key: 'PRIMARY KEY (chain_id, hash)' },
-        { table_name: 'token_transfers', key: 'PRIMARY KEY (chain_id, transaction_hash, log_index)' },
-        { table_name: 'tokens', key: 'PRIMARY KEY (chain_id, contract_address)' },
+        { table_name: 'block_headers', key: 'PRIMARY KEY (hash, chain_id)' },
+        { table_name: 'token_transfers', key: 'PRIMARY KEY (transaction_hash, log_index, chain_id)' },
+        { table_name: 'tokens', key: 'PRIMARY KEY (contract_address, chain_id)' },
       ]);
       // the rows are chain 1's: the job's re-run there finds every row and header as it is, and writes none
       const again = await runExport(database.url, devnet.base, chainJob(1));
@@ -164,13 +165,24 @@ describe('upgrading a warehouse written before chains', () => {
     const before = await contents(source.warehouse);
     const { database, warehouse } = await oldWarehouse('chain_upgrade_8453', '0008_run_chain');
     try {
-      // runs recorded by the interim version (0008) for chain 10 contradict --chain-id 8453: nothing is applied
-      await sql`UPDATE export_runs SET chain_id = 10`.execute(warehouse.db);
+      // runs of the interim version (since 0008) checked the endpoint's eth_chainId: chain 1 contradicts --chain-id 8453,
+      // and nothing is applied
+      const [last] = await sql<{ id: string; started_at: string }>`SELECT id, started_at::text FROM export_runs ORDER BY id DESC LIMIT 1`.execute(warehouse.db).then((r) => r.rows);
+      await sql`UPDATE export_runs SET started_at = now() WHERE id = ${last!.id}`.execute(warehouse.db);
       const refused = await migrate(database.url, ['--chain-id', '8453']);
-      expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toMatch(/--chain-id 8453 says this warehouse's rows are chain 8453's, but its runs were recorded for chain 10.*erc20-etl migrate --chain-id 10/);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(
+        /--chain-id 8453 says this warehouse's rows are chain 8453's, but its runs checked the endpoint's eth_chainId and found chain 1: run `erc20-etl migrate` without --chain-id \(or --chain-id 1\)\. Nothing of it was applied/,
+      );
       expect(await applied(warehouse)).not.toContain('0009_chain_keys');
-      await sql`UPDATE export_runs SET chain_id = 1`.execute(warehouse.db);
+      // a run of chain 10 too: the rows cannot be told apart, and migrate asks which chain they are
+      await sql`INSERT INTO export_runs (chain_id, job, command, contracts, status) VALUES (10, 'other', 'run', '{}', 'failed')`.execute(warehouse.db);
+      const several = await migrate(database.url);
+      expect(several.code).toBe(2);
+      expect(several.stderr).toMatch(/found chains 1 and 10, and its rows are not keyed by chain yet.*erc20-etl migrate --chain-id N` \(one of 1 and 10\)/);
+      await sql`DELETE FROM export_runs WHERE job = 'other'`.execute(warehouse.db);
+      // runs from before 0008 never checked their chain (they read chain 1 by default): --chain-id names it
+      await sql`UPDATE export_runs SET started_at = ${last!.started_at}::timestamptz WHERE id = ${last!.id}`.execute(warehouse.db);
 
       const bad = await migrate(database.url, ['--chain-id', 'base']);
       expect(bad.code).toBe(2);
@@ -178,13 +190,15 @@ describe('upgrading a warehouse written before chains', () => {
 
       const r = await migrate(database.url, ['--chain-id', '8453']);
       expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/the rows written before chains are chain 8453's \(as --chain-id says\)/);
       expect(await applied(warehouse)).toContain('0009_chain_keys');
       expect(await chainsOf(warehouse)).toEqual(expectedChains(before, '8453'));
       expect(await contents(warehouse)).toEqual(before);
       // the rows are chain 8453's now: a run there writes none, and a run of chain 1 reads them all afresh
       const again = await runExport(database.url, base.base, chainJob(8453));
       expect(again.totals).toMatchObject({ rowsInserted: 0, rowsUpdated: 0, rowsRemoved: 0, headersFetched: 0 });
-      const mainnet = await runExport(database.url, devnet.base, chainJob(1));
+      // (under a name of its own: a job's name is one chain's)
+      const mainnet = await runExport(database.url, devnet.base, { ...chainJob(1), name: 'upgraded-mainnet' });
       expect(mainnet.totals.rowsInserted).toBe(before.token_transfers!.length);
       const twice = await migrate(database.url, ['--chain-id', '8453']);
       expect(twice.code, twice.stderr).toBe(0);

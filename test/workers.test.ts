@@ -135,9 +135,10 @@ describe('workers on one queue', () => {
     expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs')).toBe(0);
     const drained = await runCli(['status'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
     expect(drained.stdout).toMatch(/^queue: 0 task\(s\) waiting, 0 running, 0 given up$/m);
-    // the run's request total is the sum of what each task counted: what the server saw from the workers
+    // the run's request total is the sum of what each task counted: what the server saw from the workers, but for the
+    // one eth_chainId each worker asks as it starts (which chain's tasks it takes), outside any run
     const after = await world.devnet.stats();
-    expect(Number(runs[0]!.api_requests)).toBe(after.getTokenTransfers + after.rpcHttpRequests - before.getTokenTransfers - before.rpcHttpRequests);
+    expect(Number(runs[0]!.api_requests)).toBe(after.getTokenTransfers + after.rpcHttpRequests - before.getTokenTransfers - before.rpcHttpRequests - workers.length);
 
     // the same range again, read by one worker that stops once the queue is empty: every row is unchanged
     const rerun = await runCli(['enqueue', file], { env });
@@ -450,7 +451,7 @@ describe('a task the worker cannot do', () => {
     }
   });
 
-  it('fails its run once, with the reason and without the project id, when the API refuses the worker', async () => {
+  it('stops at start, saying why and without the project id, when the API refuses the worker; its tasks wait untouched', async () => {
     const { target } = world;
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-refused-'));
     try {
@@ -464,17 +465,19 @@ describe('a task the worker cannot do', () => {
       const wrong = 'not-the-project-4c1d';
       const worker = spawnWorker(world, target.url, ['--once'], { CHAIN_API_URL: `${world.devnet.origin}/${wrong}` });
       const result = await worker.result;
-      expect(result.code, result.stderr).toBe(0);
+      // it asks its endpoint's chain before it takes a task: refused, it stops there
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/The worker could not ask CHAIN_API_URL which chain it serves \(eth_chainId\): .*the API does not accept the project id/);
       expect(result.stderr).not.toContain(wrong);
-      const failed = worker.logs().filter((l) => l['msg'] === 'task failed; retrying cannot help, so it ends here');
-      expect(failed).toHaveLength(2); // both chunks of the range
+      // no task was taken: both chunks wait, their attempts untouched, and the run goes on for a worker that can read them
+      const tasks = await target.warehouse.pool.query<{ attempts: number }>(`SELECT attempts FROM graphile_worker.jobs`);
+      expect(tasks.rows).toEqual([{ attempts: 0 }, { attempts: 0 }]);
       const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().where('job', '=', 'refused').execute();
-      expect(runs.map((r) => r.status)).toEqual(['failed']);
-      expect(runs[0]!.error).toMatch(/project id/i);
-      expect(runs[0]!.error).not.toContain(wrong);
-      // nothing is left to retry; the range stays open for the next enqueue
-      expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
-      expect(await target.warehouse.db.selectFrom('export_ranges').select('status').where('job', '=', 'refused').execute()).toEqual([{ status: 'open' }]);
+      expect(runs.map((r) => r.status)).toEqual(['running']);
+      const right = spawnWorker(world, target.url, ['--once']);
+      expect((await right.result).code).toBe(0);
+      const done = await target.warehouse.db.selectFrom('export_runs').selectAll().where('job', '=', 'refused').execute();
+      expect(done.map((r) => r.status)).toEqual(['succeeded']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

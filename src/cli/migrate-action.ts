@@ -2,6 +2,7 @@ import { createLogger } from '../common/logger.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { migrateToLatest, pendingMigrations } from '../warehouse/migrate.ts';
+import { chainsHeld } from '../warehouse/status.ts';
 import { chainIdFlag } from '../config/load-job.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { installQueue } from '../queue/install.ts';
@@ -36,6 +37,14 @@ export async function migrate(flags: ConnectionFlags & { chainId?: string }): Pr
         ? `erc20-etl migrate: applied ${result.applied.join(', ')}\n`
         : `erc20-etl migrate: up to date (${result.alreadyApplied} migration(s) applied before)\n`,
     );
+    // an upgrade files what was there under one chain: say which, and on what grounds
+    if (result.applied.includes(CHAIN_KEYS) && result.alreadyApplied > 0) {
+      const held = await chainsHeld(warehouse.db);
+      if (held.length) {
+        const why = chainId !== undefined ? 'as --chain-id says' : "the chain its runs checked with the endpoint's eth_chainId, else 1; --chain-id N names another";
+        process.stdout.write(`erc20-etl migrate: the rows written before chains are chain ${held.join(', ')}'s (${why})\n`);
+      }
+    }
     await installQueue(settings.databaseUrl!, logger);
     process.stdout.write('erc20-etl migrate: the task queue (schema graphile_worker) is ready\n');
   } finally {

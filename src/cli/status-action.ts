@@ -85,7 +85,7 @@ function queueText(q: QueueStatus): string {
 function lagText(s: ContractStatus, endpoint: { head: number; chainId: string } | undefined): string {
   const top = s.covered.at(-1)?.toBlock;
   if (endpoint === undefined) return 'lag unknown (set CHAIN_API_URL)';
-  if (endpoint.chainId !== s.chainId) return `lag unknown (CHAIN_API_URL serves chain ${endpoint.chainId})`;
+  if (endpoint.chainId !== s.chainId) return `lag unknown (CHAIN_API_URL serves chain ${endpoint.chainId}: point it at a chain ${s.chainId} endpoint)`;
   return top === undefined ? 'lag unknown (nothing covered yet)' : `${endpoint.head - top} blocks behind the head (${endpoint.head})`;
 }
 
@@ -107,7 +107,7 @@ async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceK
     const head = await createRpcClient({ http }).blockNumber();
     return head === undefined ? undefined : { head, chainId: String(await askChainId(http)) };
   } catch (err) {
-    logger.warn({ msg: 'could not read the chain head; lag unknown', err: api!.redact((err as Error).message) });
+    logger.warn({ msg: 'could not read the chain head or its chain id (eth_blockNumber, eth_chainId); lag unknown', err: api!.redact((err as Error).message) });
     return undefined;
   } finally {
     await http.close();

@@ -1,4 +1,5 @@
 import { systemClock } from '../common/clock.ts';
+import { FatalError } from '../common/errors.ts';
 import { createLogger } from '../common/logger.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { installQueue } from '../queue/install.ts';
@@ -28,9 +29,13 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
       await ensureMigrated(warehouse);
       await installQueue(settings.databaseUrl!, logger);
       if (metrics) trackQueue(metrics.registry, () => queueStatus(warehouse.db));
+      const chainId = await endpointChain(createSource({ api, logger, clock: systemClock, warehouse, concurrency: 1, job: { name: 'worker', headerBatchSize: 1 } }), (text) =>
+        api.redact(text),
+      );
       await runWorker(
         {
           databaseUrl: settings.databaseUrl!,
+          chainId,
           warehouse,
           logger,
           clock: systemClock,
@@ -44,6 +49,26 @@ export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags
       await warehouse.close().catch(() => undefined);
     }
   });
+}
+
+/**
+ * The chain the worker's endpoint serves (`eth_chainId`): the worker takes that chain's tasks only. An endpoint that
+ * cannot say stops the worker before it takes any task.
+ */
+async function endpointChain(source: RunSource, redact: (text: string) => string): Promise<number> {
+  let served: number | bigint;
+  try {
+    served = await source.chainId();
+  } catch (err) {
+    throw new FatalError(
+      `The worker could not ask CHAIN_API_URL which chain it serves (eth_chainId): ${redact((err as Error).message)}. A worker takes the queued tasks of its endpoint's chain: check the URL, then start it again.`,
+      { cause: err },
+    );
+  } finally {
+    await source.close().catch(() => undefined);
+  }
+  if (typeof served === 'bigint') throw new FatalError(`CHAIN_API_URL serves chain ${served}, beyond the chain ids a job can name (at most 2^53 − 1).`);
+  return served;
 }
 
 /**

@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../common/errors.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { Source } from '../source/source.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../warehouse/schema.ts';
+import { otherChainOfJob } from '../warehouse/runs.ts';
 import { requireVerifiableChain } from './header-policy.ts';
 
 /** The endpoint serves another chain than the job's: nothing was written, and no lock is held. */
@@ -32,4 +35,24 @@ export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>
   const served = await deps.source.chainId();
   if (BigInt(served) !== BigInt(chain)) throw new ChainMismatchError(job.name, chain, served, stated);
   return chain;
+}
+
+/** The job's name has runs of another chain in this warehouse: nothing was written. */
+export class JobNameChainError extends ConfigError {
+  constructor(job: string, chain: number, other: string) {
+    super(
+      `Job "${job}" has run on chain ${other} in this warehouse, and this one is for chain ${chain}; nothing was written.`,
+      [],
+      `A job's name is its identity (its lock, its ledger, where it resumes), so each chain's job needs a name of its own: rename this one, e.g. "${job}-${chain}".`,
+    );
+  }
+}
+
+/**
+ * Refuses (JobNameChainError, exit 2) a job whose name has runs of another chain in the warehouse. Asked where the
+ * job's turn is held (its lock, or its enqueue turn), so two first runs of one name take turns and the second is told.
+ */
+export async function checkJobNameChain(db: Kysely<Database>, job: Readonly<JobConfig>, chain: number): Promise<void> {
+  const other = await otherChainOfJob(db, job.name, chain);
+  if (other !== undefined) throw new JobNameChainError(job.name, chain, other);
 }

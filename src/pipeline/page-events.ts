@@ -41,8 +41,10 @@ export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): Chu
     totals.rowsUnchanged += counts.unchanged;
     deps.metrics?.page({ job, chain: chainId }, contract, counts);
     deps.progress?.advance(contract, blocks, page.transfers.length);
-    if (!scope.tokensSaved.has(contract)) {
-      scope.tokensSaved.add(contract);
+    // one address on two chains is two tokens
+    const token = `${chainId}:${contract}`;
+    if (!scope.tokensSaved.has(token)) {
+      scope.tokensSaved.add(token);
       await saveToken(deps.warehouse.db, scope.chainId, await deps.source.tokenMetadata(contract), scope.runId);
     }
     for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });

@@ -12,7 +12,7 @@ import { classifyPgError } from '../warehouse/pg-errors.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
-import { checkEndpointChain } from './chain-guard.ts';
+import { checkEndpointChain, checkJobNameChain } from './chain-guard.ts';
 import { startRunLedger, type RunLedger } from './run-ledger.ts';
 import { createHeaderPolicy, type HeaderPolicy } from './header-policy.ts';
 
@@ -56,7 +56,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
         return { chainId: jobChain(job).chain, error };
       },
     );
-    const abandoned = await failAbandonedRuns(warehouse.db, job.name);
+    await checkJobNameChain(warehouse.db, job, guard.chainId);
+    const abandoned = await failAbandonedRuns(warehouse.db, guard.chainId, job.name);
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
     const contracts = job.contracts.map((c) => c.address);
     runId = await startRun(warehouse.db, { chainId: guard.chainId, job: job.name, command, contracts });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { RetryableError } from '../common/errors.ts';
+import { FatalError, RetryableError } from '../common/errors.ts';
 import type { Clock } from '../common/clock.ts';
-import type { JobConfig } from '../config/job-schema.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import { ChainMismatchError, checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
@@ -65,6 +65,13 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     if (!range || !chunk) {
       deps.logger.info({ msg: 'chunk task skipped: its range is closed already', job: job.name, chunk: chunkId, worker: deps.worker });
       return;
+    }
+    // the range's rows are its chain's: a job that says another (its warehouse relabelled by `migrate --chain-id` after
+    // the task was queued) would file the chunk's headers and tokens under another chain than its transfers
+    if (range.chainId !== jobChain(job).chain) {
+      throw new FatalError(
+        `Chunk ${chunkId} of job "${job.name}" belongs to a range of chain ${range.chainId}, but the task's job is for chain ${jobChain(job).chain}; nothing was read. Run \`erc20-etl enqueue\` for the job again: it plans its own chain's ranges.`,
+      );
     }
     const source = deps.source(job);
     // this worker's endpoint may not be the one the task was enqueued with (the warehouse's chain was checked then)

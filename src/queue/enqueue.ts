@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { JobConfig } from '../config/job-schema.ts';
 import { JobLockedError } from '../pipeline/errors.ts';
 import { planRun } from '../pipeline/plan.ts';
+import { checkJobNameChain } from '../pipeline/chain-guard.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { takeEnqueueTurn } from '../warehouse/enqueue-lock.ts';
@@ -9,7 +10,7 @@ import { addTaskUnlessRunning } from '../warehouse/queue-tasks.ts';
 import { insertRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { setRunSpan, startRun } from '../warehouse/runs.ts';
 import { inTransaction, type WarehouseTransaction } from '../warehouse/transaction.ts';
-import { chunkJobKey, TASKS, type ChunkPayload } from './payloads.ts';
+import { chainTasks, chunkJobKey, type ChunkPayload } from './payloads.ts';
 
 export interface EnqueueDeps {
   warehouse: Warehouse;
@@ -44,6 +45,7 @@ export interface EnqueueResult {
 export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule', chainId: number): Promise<EnqueueResult> {
   const result = await inTransaction(deps.warehouse, async (trx) => {
     if (!(await takeEnqueueTurn(trx, job.name))) throw new JobLockedError(job.name);
+    await checkJobNameChain(trx, job, chainId);
 
     const resumed = await openRanges(trx, chainId, job.name);
     const busy = new Set(resumed.map((r) => r.contract));
@@ -102,7 +104,8 @@ async function queueChunks(trx: WarehouseTransaction, job: Readonly<JobConfig>, 
       const payload: ChunkPayload = { job, runId: range.createdByRun, rangeId: range.id, chunkId: chunk.id, head };
       // added unless a worker holds the chunk's task at this moment; a waiting or failed one is replaced
       // (its attempts start again)
-      const added = await addTaskUnlessRunning(trx, { task: TASKS.chunk, payload, key: chunkJobKey(chunk.id) });
+      // under its chain's task name: only a worker of that chain takes it
+      const added = await addTaskUnlessRunning(trx, { task: chainTasks(range.chainId).chunk, payload, key: chunkJobKey(chunk.id) });
       if (added === 'running') running++;
       else if (added === 'replaced') waiting++;
       else queued++;

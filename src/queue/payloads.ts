@@ -2,8 +2,21 @@ import { z } from 'zod';
 import { FatalError } from '../common/errors.ts';
 import { jobSchema, type JobConfig } from '../config/job-schema.ts';
 
-/** The graphile-worker task names this tool adds and runs. */
+/** The graphile-worker task names this tool adds and runs: chain 1's, and the start of every chain's ({@link chainTasks}). */
 export const TASKS = { chunk: 'erc20_etl_chunk', enqueue: 'erc20_etl_enqueue' } as const;
+
+/** What every task name of this tool starts with. */
+export const TASK_PREFIX = 'erc20_etl_';
+
+/**
+ * The task names of a chain's jobs: chain 1's as they always were, another chain's with its id. A worker registers
+ * those of its endpoint's chain only, so graphile-worker never hands it another chain's task.
+ *
+ * @example chainTasks(8453) // → { chunk: 'erc20_etl_chunk_8453', enqueue: 'erc20_etl_enqueue_8453' }
+ */
+export function chainTasks(chain: number): { chunk: string; enqueue: string } {
+  return chain === 1 ? { ...TASKS } : { chunk: `${TASKS.chunk}_${chain}`, enqueue: `${TASKS.enqueue}_${chain}` };
+}
 
 const id = z.string().regex(/^\d+$/, { error: 'expected an id of digits' });
 

@@ -4,7 +4,7 @@ import { parseCronItems, run, runOnce, type Runner, type RunnerOptions, type Tas
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import { EtlError, isRetryable, RetryableError } from '../common/errors.ts';
-import type { JobConfig } from '../config/job-schema.ts';
+import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { type JobSeries, jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
@@ -14,10 +14,12 @@ import { runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
-import { chunkPayload, enqueuePayload, parsePayload, TASKS } from './payloads.ts';
+import { chainTasks, chunkPayload, enqueuePayload, parsePayload } from './payloads.ts';
 
 export interface WorkerDeps {
   databaseUrl: string;
+  /** The chain this worker's endpoint serves (its eth_chainId): it takes that chain's tasks only. */
+  chainId: number;
   warehouse: Warehouse;
   logger: Logger;
   clock: Clock;
@@ -63,16 +65,17 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     logger.info({ msg: 'schedule was due while no worker ran it', at: timestamp, entries: itemsToBackfill.map((j) => j.identifier) }),
   );
 
+  const tasks = chainTasks(deps.chainId);
   const taskList: TaskList = {
-    [TASKS.chunk]: (payload, helpers) =>
-      guarded(deps, TASKS.chunk, async (scope) => {
-        const task = parsePayload(chunkPayload, payload, TASKS.chunk);
+    [tasks.chunk]: (payload, helpers) =>
+      guarded(deps, tasks.chunk, async (scope) => {
+        const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
         await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal);
       }),
-    [TASKS.enqueue]: (payload) =>
-      guarded(deps, TASKS.enqueue, async (scope) => {
-        const { job } = parsePayload(enqueuePayload, payload, TASKS.enqueue);
+    [tasks.enqueue]: (payload) =>
+      guarded(deps, tasks.enqueue, async (scope) => {
+        const { job } = parsePayload(enqueuePayload, payload, tasks.enqueue);
         scope.job = job.name;
         const source = deps.source(job);
         try {
@@ -86,7 +89,8 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   };
   const parsedCronItems = parseCronItems(
     options.scheduled.map((job) => ({
-      task: TASKS.enqueue,
+      // fired here, run by a worker of the job's chain
+      task: chainTasks(jobChain(job).chain).enqueue,
       match: job.schedule!,
       // the identifier is what makes an entry fire once across workers: every worker names a job alike
       identifier: `erc20-etl:${job.name}`,
@@ -107,7 +111,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     events,
     logger: graphileLogger(logger),
   };
-  logger.info({ msg: 'worker started', worker, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
+  logger.info({ msg: 'worker started', worker, chain: deps.chainId, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
   try {
     if (options.once) await runOnce(runnerOptions);
     else await untilStopped(await run({ ...runnerOptions, noHandleSignals: true }), logger);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { FileMigrationProvider, Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import { FatalError } from '../common/errors.ts';
+import { ConfigError, FatalError } from '../common/errors.ts';
 import type { Warehouse } from './db.ts';
 import { MIGRATE_LOCK } from './lock-keys.ts';
 
@@ -56,6 +56,8 @@ export async function migrateToLatest(warehouse: Warehouse, dir = MIGRATIONS_DIR
     if (result.error) {
       const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
       const what = failed ? `Migration ${failed} failed` : 'Migrating failed';
+      // a migration that refuses what the warehouse holds says itself what to do
+      if ((result.error as Error).name === 'MigrationRefusal') throw new ConfigError(`${what}: ${(result.error as Error).message}. Nothing of it was applied.`);
       throw new FatalError(
         `${what}: ${(result.error as Error).message}. Nothing of it was applied; fix the cause (e.g. run it as the role that owns the tables) and run \`erc20-etl migrate\` again.`,
         { cause: result.error },

@@ -15,12 +15,12 @@ export interface QueueStatus {
 }
 
 /**
- * What graphile-worker's queue holds of the tasks named `tasks`, and the workers heard from lately; undefined
- * when the queue was never installed (no `erc20-etl migrate` since workers came to this version).
+ * What graphile-worker's queue holds of the tasks whose names start with `prefix`, and the workers heard from lately;
+ * undefined when the queue was never installed (no `erc20-etl migrate` since workers came to this version).
  *
- * @example await readQueueStatus(warehouse.db, ['erc20_etl_chunk']) // → { waiting: 3, running: 1, givenUp: 0, lastError: null, workers: [...] }
+ * @example await readQueueStatus(warehouse.db, 'erc20_etl_') // → { waiting: 3, running: 1, givenUp: 0, lastError: null, workers: [...] }
  */
-export async function readQueueStatus(db: Kysely<Database>, tasks: readonly string[]): Promise<QueueStatus | undefined> {
+export async function readQueueStatus(db: Kysely<Database>, prefix: string): Promise<QueueStatus | undefined> {
   const installed = await sql<{ ok: boolean }>`SELECT to_regclass('graphile_worker.jobs') IS NOT NULL AS ok`.execute(db);
   if (!installed.rows[0]?.ok) return undefined;
   const { rows } = await sql<{ waiting: string; running: string; given_up: string; last_error: string | null }>`
@@ -28,7 +28,7 @@ export async function readQueueStatus(db: Kysely<Database>, tasks: readonly stri
            count(*) FILTER (WHERE locked_at IS NOT NULL) AS running,
            count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts) AS given_up,
            (array_agg(last_error ORDER BY updated_at DESC) FILTER (WHERE last_error IS NOT NULL))[1] AS last_error
-    FROM graphile_worker.jobs WHERE task_identifier = ANY(${tasks as string[]})`.execute(db);
+    FROM graphile_worker.jobs WHERE starts_with(task_identifier, ${prefix})`.execute(db);
   const workers = await sql<{ host: string; pid: number; seen_at: Date }>`
     SELECT host, pid, max(seen_at) AS seen_at FROM worker_heartbeats
     WHERE seen_at > now() - interval '1 minute' GROUP BY host, pid ORDER BY host, pid`.execute(db);

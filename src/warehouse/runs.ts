@@ -55,7 +55,7 @@ export async function setRunSpan(db: Kysely<Database>, runId: string, fromBlock:
  * owns them; their process ended without finishing (killed, or the machine went down), or, for a queued
  * run, no worker held its tasks at that moment.
  */
-export async function failAbandonedRuns(db: Kysely<Database>, job: string): Promise<number> {
+export async function failAbandonedRuns(db: Kysely<Database>, chainId: number, job: string): Promise<number> {
   const result = await db
     .updateTable('export_runs')
     .set({
@@ -66,6 +66,7 @@ export async function failAbandonedRuns(db: Kysely<Database>, job: string): Prom
         THEN 'its queued chunks were not all read when \`erc20-etl run\` of the job started; that run finished its ranges'
         ELSE 'the process ended without finishing (killed or crashed); the next run resumed its work' END`,
     })
+    .where('chain_id', '=', String(chainId))
     .where('job', '=', job)
     .where('status', '=', 'running')
     .executeTakeFirst();
@@ -132,4 +133,13 @@ export async function failRun(db: Kysely<Database>, runId: string, error: string
     .where('status', '=', 'running')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * A chain other than `chainId` that runs of the job were for, as decimal text; undefined when there is none. A job's
+ * name is its identity (its lock, its ledger rows, where it resumes): one name, one chain.
+ */
+export async function otherChainOfJob(db: Kysely<Database>, job: string, chainId: number): Promise<string | undefined> {
+  const row = await db.selectFrom('export_runs').select('chain_id').where('job', '=', job).where('chain_id', '<>', String(chainId)).limit(1).executeTakeFirst();
+  return row === undefined ? undefined : String(row.chain_id);
 }

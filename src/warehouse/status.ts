@@ -80,3 +80,10 @@ export async function contractStatus(db: Kysely<Database>, job?: { chainId: numb
   }
   return out;
 }
+
+/** The chains the warehouse holds transfers or runs of, as decimal text, in order. */
+export async function chainsHeld(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = await sql<{ chain_id: string }>`
+    SELECT chain_id::text AS chain_id FROM (SELECT chain_id FROM token_transfers UNION SELECT chain_id FROM export_runs) c ORDER BY c.chain_id`.execute(db);
+  return rows.map((r) => r.chain_id);
+}
