@@ -103,7 +103,10 @@ const CASES: BadDataCase[] = [
     kind: 'header-bad-hash',
     outcome: 'failed',
     forgetHeaders: true,
-    says: (s) => new RegExp(`block ${s.block} \\(0x[0-9a-f]{64}\\), header: keccak256 of its RLP fields is 0x[0-9a-f]{64}, not the block hash 0x[0-9a-f]{64}: a field was altered`),
+    says: (s) =>
+      new RegExp(
+        `block ${s.block} \\(0x[0-9a-f]{64}\\), header: keccak256 of its RLP fields is 0x[0-9a-f]{64}, not the block hash 0x[0-9a-f]{64} \\(chain 1's ethereum rule\\): a field was altered`,
+      ),
   },
   {
     kind: 'header-wrong-number',

@@ -128,6 +128,8 @@ describe('three chains in one warehouse', () => {
       expect(r.code, r.stderr).toBe(0);
       const html = readFileSync(out, 'utf8');
       for (const chain of CHAINS) expect(html).toContain(`(chain ${chain})`);
+      // block numbers of different chains do not share an axis: a coverage chart per chain
+      for (const chain of CHAINS) expect(html).toContain(`Blocks covered on chain ${chain} (completed ranges)`);
       expect(html).toContain('<th>run</th><th>chain</th><th>job</th>');
       expect(html).toMatch(/<td>#\d+<\/td><td>8453<\/td><td>tokens-8453<\/td>/);
     } finally {

@@ -129,7 +129,7 @@ describe('the project id', () => {
     ).toBeDefined();
     const said = (name: string) => haystack.find((h) => h.where === `${name}: stderr`)?.text ?? '';
     expect(said('status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL')).toMatch(
-      /could not read the chain head; lag unknown.*unknown project id in \/<redacted>/,
+      /could not read the chain head or its chain id \(eth_blockNumber, eth_chainId\); lag unknown.*unknown project id in \/<redacted>/,
     );
     expect(leaks(haystack)).toEqual([]);
   }, 300_000);

@@ -2,8 +2,6 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../common/errors.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { Source } from '../source/source.ts';
-import type { Kysely } from 'kysely';
-import type { Database } from '../warehouse/schema.ts';
 import { otherChainOfJob } from '../warehouse/runs.ts';
 import { requireVerifiableChain } from './header-policy.ts';
 
@@ -52,7 +50,7 @@ export class JobNameChainError extends ConfigError {
  * Refuses (JobNameChainError, exit 2) a job whose name has runs of another chain in the warehouse. Asked where the
  * job's turn is held (its lock, or its enqueue turn), so two first runs of one name take turns and the second is told.
  */
-export async function checkJobNameChain(db: Kysely<Database>, job: Readonly<JobConfig>, chain: number): Promise<void> {
+export async function checkJobNameChain(db: Parameters<typeof otherChainOfJob>[0], job: Readonly<JobConfig>, chain: number): Promise<void> {
   const other = await otherChainOfJob(db, job.name, chain);
   if (other !== undefined) throw new JobNameChainError(job.name, chain, other);
 }

@@ -35,12 +35,7 @@ export function reportPage(data: ReportData): string {
           .join('')
       : empty('No transfers in the warehouse yet.'),
     `<h2>Coverage per contract over blocks</h2>`,
-    data.coverage.length
-      ? spanChart(
-          'Blocks covered (completed ranges)',
-          data.coverage.map((c) => ({ row: c.token, from: c.fromBlock, to: c.toBlock, text: `blocks ${c.fromBlock}–${c.toBlock}` })),
-        ) + coverageTable(data)
-      : empty('No range has been completed yet.'),
+    data.coverage.length ? coverageCharts(data) + coverageTable(data) : empty('No range has been completed yet.'),
     `<h2>Recent runs</h2>`,
     data.runs.length
       ? barChart('Rows read per run', 'rows', {
@@ -59,6 +54,19 @@ export function reportPage(data: ReportData): string {
 ${sections.join('\n')}
 </body></html>
 `;
+}
+
+/** One chart of covered blocks per chain: block numbers of different chains do not share an axis. */
+function coverageCharts(data: ReportData): string {
+  const chains = [...new Set(data.coverage.map((c) => c.chainId))];
+  return chains
+    .map((chain) =>
+      spanChart(
+        chains.length > 1 ? `Blocks covered on chain ${chain} (completed ranges)` : 'Blocks covered (completed ranges)',
+        data.coverage.filter((c) => c.chainId === chain).map((c) => ({ row: c.token, from: c.fromBlock, to: c.toBlock, text: `blocks ${c.fromBlock}–${c.toBlock}` })),
+      ),
+    )
+    .join('');
 }
 
 function empty(text: string): string {

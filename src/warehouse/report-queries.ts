@@ -46,14 +46,17 @@ export interface RunRecord {
 }
 
 /**
- * Transfers and volume per chain, token and UTC day over the last `days` days of data (counted back from the
+ * Transfers and volume per chain, token and UTC day over the last `days` days of each chain's data (counted back from its
  * newest transfer), by day, then token.
  */
 export async function dailyTransfers(db: Kysely<Database>, days: number): Promise<TokenDay[]> {
   const { rows } = await sql<{ chain_id: string; contract: string; token: string; day: string; transfers: string; volume: string; volume_plot: number }>`
-    WITH recent AS (
+    WITH newest AS (
+      SELECT chain_id, max(block_timestamp) AS at FROM token_transfers GROUP BY chain_id
+    ), recent AS (
       SELECT t.chain_id, t.contract_address, t.value, t.block_timestamp FROM token_transfers t
-      WHERE t.block_timestamp > (SELECT max(block_timestamp) FROM token_transfers) - make_interval(days => ${days})
+      JOIN newest n ON n.chain_id = t.chain_id
+      WHERE t.block_timestamp > n.at - make_interval(days => ${days})
     ), per_day AS (
       SELECT chain_id, contract_address, to_char(block_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS transfers, sum(value) AS volume
       FROM recent GROUP BY 1, 2, 3
