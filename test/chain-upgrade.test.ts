@@ -161,6 +161,46 @@ describe('upgrading a warehouse written before chains', () => {
     }
   }, 60_000);
 
+  it('resumes a range a run left open before chains, as the chain its rows were filed under', async () => {
+    const { database, warehouse } = await oldWarehouse('chain_upgrade_open', '0007_node_source');
+    try {
+      // as the version before left it: a run stopped part-way through a range, whose chunk's blocks lost rows since
+      const [contract] = contracts();
+      const from = OPTIONS.startBlock + 100;
+      const to = OPTIONS.startBlock + OPTIONS.blocks - 1;
+      const run = await sql<{ id: string }>`SELECT max(id)::text AS id FROM export_runs`.execute(warehouse.db);
+      const range = await sql<{ id: string }>`
+        INSERT INTO export_ranges (job, contract_address, from_block, to_block, created_by_run)
+        VALUES ('upgraded', ${contract}, ${from}, ${to}, ${run.rows[0]!.id}) RETURNING id`.execute(warehouse.db);
+      await sql`INSERT INTO export_chunks (range_id, from_block, to_block) VALUES (${range.rows[0]!.id}, ${from}, ${to})`.execute(warehouse.db);
+      const lost = await sql<{ n: string }>`
+        WITH gone AS (DELETE FROM token_transfers WHERE contract_address = ${contract} AND block_number >= ${from + 50} RETURNING 1)
+        SELECT count(*)::text AS n FROM gone`.execute(warehouse.db);
+      expect(Number(lost.rows[0]!.n)).toBeGreaterThan(0);
+
+      const r = await migrate(database.url, ['--chain-id', '8453']);
+      expect(r.code, r.stderr).toBe(0);
+      const open = await sql<{ chain_id: string; status: string }>`SELECT chain_id::text, status FROM export_ranges WHERE id = ${range.rows[0]!.id}`.execute(warehouse.db);
+      expect(open.rows).toEqual([{ chain_id: '8453', status: 'open' }]);
+      // the job's next run on chain 8453 resumes it first, reads its chunk back in, and closes it
+      const again = await runExport(database.url, base.base, chainJob(8453));
+      expect(again.totals.rowsInserted).toBe(Number(lost.rows[0]!.n));
+      const after = await sql<{ status: string }>`SELECT status FROM export_ranges WHERE id = ${range.rows[0]!.id}`.execute(warehouse.db);
+      expect(after.rows).toEqual([{ status: 'complete' }]);
+      // every transfer is back as the chain has it (those read again by this run say so in their provenance)
+      const transfers = (w: Warehouse) =>
+        sql<{ line: string }>`
+          SELECT concat_ws('|', transaction_hash, log_index, contract_address, from_address, to_address, value, block_number, block_hash, block_timestamp, transaction_index) AS line
+          FROM token_transfers ORDER BY 1`
+          .execute(w.db)
+          .then((q) => q.rows.map((x) => x.line));
+      expect(await transfers(warehouse)).toEqual(await transfers(source.warehouse));
+    } finally {
+      await warehouse.close();
+      await database.drop();
+    }
+  }, 60_000);
+
   it('files the rows under the chain `migrate --chain-id` names, and refuses one its runs contradict', async () => {
     const before = await contents(source.warehouse);
     const { database, warehouse } = await oldWarehouse('chain_upgrade_8453', '0008_run_chain');
