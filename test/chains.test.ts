@@ -8,6 +8,7 @@ import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { contractsOf, diffTransfers, EXACT, triggerReorg, truthTransfers } from './helpers/chaos.ts';
 import { runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { createRange, decideFresh } from '../src/warehouse/ranges.ts';
 import { job, migratedWarehouse, rowToTransfer, runExport } from './helpers/exporter.ts';
 
 /**
@@ -136,4 +137,17 @@ describe('three chains in one warehouse', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  // last: it leaves open ranges behind
+  it("decides a chunk fresh (COPY straight in) by its own chain's rows: another chain's same blocks do not count", async () => {
+    const contract = contractsOf(generateSyntheticDataset(SAME_SEED))[0]!;
+    const span = { fromBlock: SAME_SEED.startBlock, toBlock: SAME_SEED.startBlock + SAME_SEED.blocks - 1 };
+    for (const [chainId, fresh] of [
+      [10, false],
+      [137, true],
+    ] as const) {
+      const range = await createRange(target.warehouse.db, { chainId, job: `fresh-${chainId}`, contract, ...span, runId: '1', chunks: [span] });
+      expect(await decideFresh(target.warehouse.db, range.chunks[0]!, contract), `chain ${chainId}`).toBe(fresh);
+    }
+  });
 });
