@@ -62,7 +62,7 @@ describe('the job JSON Schema', () => {
 describe('the example jobs', () => {
   it('all validate and point editors at the schema', async () => {
     const files = await exampleJobs();
-    expect(files).toEqual(expect.arrayContaining(['demo.json', 'usdc-usdt-mainnet.example.json', 'usdc-usdt-node.example.json']));
+    expect(files).toEqual(expect.arrayContaining(['demo.json', 'usdc-base.example.json', 'usdc-usdt-mainnet.example.json', 'usdc-usdt-node.example.json']));
     for (const file of files) {
       await expect(loadJobFile(`${jobsDir}${file}`), file).resolves.toHaveProperty('name');
       expect(JSON.parse(await readFile(`${jobsDir}${file}`, 'utf8')).$schema, file).toBe('./job.schema.json');
