@@ -111,14 +111,14 @@ describe('upgradeTargetRows', () => {
     expect(rows).toEqual([
       { figure: 'upgrade of 1,000,000 transfers: `erc20-etl migrate`, spawn to exit, s', measured: '300.0', target: '≤ 300', ok: true },
       {
-        figure: 'upgrade of 1,000,000 transfers: `erc20-etl migrate`: every row kept, of chain 1; transfers keyed (chain_id, transaction_hash, log_index)',
+        figure: 'upgrade of 1,000,000 transfers: `erc20-etl migrate`: every row kept, of chain 1; transfers keyed (transaction_hash, log_index, chain_id)',
         measured: 'yes',
         target: 'yes',
         ok: true,
       },
       { figure: 'upgrade of 1,000,000 transfers: `erc20-etl migrate --chain-id 8453`, spawn to exit, s', measured: '300.1', target: '≤ 300', ok: false },
       {
-        figure: 'upgrade of 1,000,000 transfers: `erc20-etl migrate --chain-id 8453`: every row kept, of chain 8453; transfers keyed (chain_id, transaction_hash, log_index)',
+        figure: 'upgrade of 1,000,000 transfers: `erc20-etl migrate --chain-id 8453`: every row kept, of chain 8453; transfers keyed (transaction_hash, log_index, chain_id)',
         measured: 'yes',
         target: 'yes',
         ok: true,
