@@ -54,6 +54,7 @@ export function createSource(deps: {
   budget?: TimeBudget | undefined;
 }): RunSource {
   const { api, logger, clock, warehouse, job } = deps;
+  const { chain } = jobChain(job);
   const { requestsPerSecond } = job;
   const headerBatchSize = job.headerBatchSize ?? 100;
   const counters = createSourceCounters();
@@ -80,7 +81,7 @@ export function createSource(deps: {
   const startRange = async (): Promise<number | undefined> => {
     if (job.logsRange !== undefined) return job.logsRange;
     try {
-      return await learnedLogsRange(warehouse.db, jobChain(job).chain, job.name, api.host);
+      return await learnedLogsRange(warehouse.db, chain, job.name, api.host);
     } catch (err) {
       logger.warn({ msg: 'could not read the eth_getLogs range learned before; starting from the default', job: job.name, err: (err as Error).message });
       return undefined;
@@ -100,9 +101,9 @@ export function createSource(deps: {
         logger,
         rpcTimeoutMs: deps.rpcTimeoutMs,
         startRange: start,
-        storedHeaders: (hashes) => knownHeaders(warehouse.db, jobChain(job).chain, hashes),
+        storedHeaders: (hashes) => knownHeaders(warehouse.db, chain, hashes),
         budget: deps.budget,
-        chain: jobChain(job).chain,
+        chain,
       }),
   });
   return {
@@ -110,7 +111,7 @@ export function createSource(deps: {
     async saveLearned(runId) {
       const blocks = source.learnedRange();
       if (blocks === undefined) return;
-      await saveLogsRange(warehouse.db, { chainId: jobChain(job).chain, job: job.name, endpointHost: api.host, blocks, runId });
+      await saveLogsRange(warehouse.db, { chainId: chain, job: job.name, endpointHost: api.host, blocks, runId });
       logger.debug({ msg: 'kept the eth_getLogs range for the next run', job: job.name, host: api.host, blocks });
     },
   };

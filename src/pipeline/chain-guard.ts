@@ -18,16 +18,16 @@ export class ChainMismatchError extends ConfigError {
 
 /**
  * Asks the endpoint which chain it serves (`eth_chainId`) and compares it with the job's `chain` (chain 1 when the
- * job names none, with a warning naming the field unless `warn: false`). First, a job that requires verified headers
+ * job names none, with a warning naming the field). First, a job that requires verified headers
  * (`"verifyHeaders": "require"`) of a chain whose hash rule this exporter does not know is refused, without asking.
  * Reads nothing of the warehouse: a command asks it before it even migrates one. Resolves to the job's chain.
  *
  * @example await checkEndpointChain({ source, logger }, job) // → 8453, or ChainMismatchError / UnverifiableChainError (exit 2)
  */
-export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>; logger: Logger }, job: Readonly<JobConfig>, options: { warn?: boolean } = {}): Promise<number> {
+export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>; logger: Logger }, job: Readonly<JobConfig>): Promise<number> {
   requireVerifiableChain(job);
   const { chain, stated } = jobChain(job);
-  if (!stated && options.warn !== false) {
+  if (!stated) {
     deps.logger.warn({ msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file (--chain to backfill)', job: job.name, field: 'chain' });
   }
   const served = await deps.source.chainId();

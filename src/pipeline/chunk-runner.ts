@@ -1,7 +1,7 @@
 import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
-import { jobChain, type JobConfig } from '../config/job-schema.ts';
+import type { JobConfig } from '../config/job-schema.ts';
 import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
@@ -154,7 +154,7 @@ export async function closeRanges(
 /** Sets each contract's lag metric: blocks between the head and the last block its coverage on the job's chain reaches. */
 export async function reportLag(deps: RunnerDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
-  const covered = await lastCoveredBlocks(deps.warehouse.db, jobChain(job).chain, job.name, contracts);
   const series = jobSeries(job);
+  const covered = await lastCoveredBlocks(deps.warehouse.db, series.chain, job.name, contracts);
   for (const contract of contracts) deps.metrics.lag(series, contract, Math.max(0, head - (covered.get(contract) ?? head)));
 }

@@ -3,7 +3,6 @@ import { FatalError, RetryableError } from '../common/errors.ts';
 import type { Clock } from '../common/clock.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
-import { ChainMismatchError, checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
 import { createHeaderPolicy } from '../pipeline/header-policy.ts';
 import { startRunLedger, type RunLedger } from '../pipeline/run-ledger.ts';
@@ -25,23 +24,14 @@ export interface ChunkTaskDeps {
   tokensSaved: Set<string>;
   /** Names this process in logs, e.g. `host:pid`. */
   worker: string;
+  /** The chain this worker's endpoint serves: the queue hands it that chain's tasks only (`chainTasks`). */
+  chainId: number;
 }
 
 /** Another task holds the chunk, or `erc20-etl run` holds its job: graphile-worker tries again later. */
 export class ChunkBusyError extends RetryableError {
   constructor(job: string, chunkId: string) {
     super(`Chunk ${chunkId} of job "${job}" is being read by another worker, or \`erc20-etl run\` holds the job; the task will be tried again.`);
-  }
-}
-
-/**
- * This worker's endpoint serves another chain than the task's job (a worker started with another CHAIN_API_URL):
- * it reads nothing and writes nothing, and the run goes on; graphile-worker tries the task again later, when a
- * worker of the job's chain may take it.
- */
-export class WorkerChainError extends RetryableError {
-  constructor(mismatch: ChainMismatchError) {
-    super(`${mismatch.message} This worker cannot read the task: it is left for a worker whose CHAIN_API_URL serves the job's chain.`, undefined, { cause: mismatch });
   }
 }
 
@@ -67,18 +57,15 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
       return;
     }
     // the range's rows are its chain's: a job that says another (its warehouse relabelled by `migrate --chain-id` after
-    // the task was queued) would file the chunk's headers and tokens under another chain than its transfers
-    if (range.chainId !== jobChain(job).chain) {
+    // the task was queued) would file the chunk's headers and tokens under another chain than its transfers. The task
+    // is named for the range's chain, so it reached a worker whose endpoint serves that chain (asked as it started).
+    const chain = jobChain(job).chain;
+    if (range.chainId !== chain || deps.chainId !== chain) {
       throw new FatalError(
-        `Chunk ${chunkId} of job "${job.name}" belongs to a range of chain ${range.chainId}, but the task's job is for chain ${jobChain(job).chain}; nothing was read. Run \`erc20-etl enqueue\` for the job again: it plans its own chain's ranges.`,
+        `Chunk ${chunkId} of job "${job.name}" belongs to a range of chain ${range.chainId}, the task's job is for chain ${chain}, and this worker serves chain ${deps.chainId}; nothing was read. Run \`erc20-etl enqueue\` for the job again: it plans its own chain's ranges, for workers of that chain.`,
       );
     }
     const source = deps.source(job);
-    // this worker's endpoint may not be the one the task was enqueued with (the warehouse's chain was checked then)
-    await checkEndpointChain({ ...deps, source }, job, { warn: false }).catch(async (err: unknown) => {
-      await source.close().catch(() => undefined);
-      throw err instanceof ChainMismatchError ? new WorkerChainError(err) : err;
-    });
     const runner: RunnerDeps = { ...deps, source };
     const untrack = deps.metrics?.trackSource(source.counters);
     // the run's totals keep up while the task works, so a worker killed mid-chunk loses at most a few seconds of them

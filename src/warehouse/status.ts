@@ -31,12 +31,13 @@ export interface ContractStatus {
 export async function contractStatus(db: Kysely<Database>, job?: { chainId: number; contracts: readonly string[] }): Promise<ContractStatus[]> {
   const known = job
     ? job.contracts.map((contract) => ({ chain: String(job.chainId), contract }))
-    : (
+    : // BIGINT: ordered as a number, read as text
+      (
         await sql<{ chain: string; contract: string }>`
-          SELECT chain_id::text AS chain, contract_address AS contract FROM export_coverage
-          UNION SELECT chain_id::text, contract_address FROM export_ranges
-          UNION SELECT chain_id::text, contract_address FROM tokens ORDER BY 1, 2`.execute(db)
-      ).rows.sort((a, b) => Number(BigInt(a.chain) - BigInt(b.chain)) || (a.contract < b.contract ? -1 : 1));
+          SELECT chain_id AS chain, contract_address AS contract FROM export_coverage
+          UNION SELECT chain_id, contract_address FROM export_ranges
+          UNION SELECT chain_id, contract_address FROM tokens ORDER BY 1, 2`.execute(db)
+      ).rows;
   const out: ContractStatus[] = [];
   for (const { chain, contract } of known) {
     const coverage = await db.selectFrom('export_coverage').select(['from_block', 'to_block']).where('chain_id', '=', chain).where('contract_address', '=', contract).execute();
