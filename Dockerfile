@@ -1,13 +1,14 @@
 # The erc20-etl image: docker-compose.yml builds it (`docker compose build`), or `docker build -t erc20-etl .`.
 # It runs the compiled JavaScript with production dependencies only, as an unprivileged user.
 
-# Build: every dependency (the compiler is a development one), then src/ and migrations/ compiled into dist/.
+# Build: every dependency (the compiler and the bundler are development ones), then src/ and migrations/ compiled into
+# dist/, and the CLI bundled into dist/src/bundle/.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # no install scripts: none is needed to compile, and `prepare` would build before the sources are here
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json rolldown.config.ts ./
 COPY src src
 COPY migrations migrations
 RUN npm run build

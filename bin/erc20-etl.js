@@ -3,8 +3,9 @@
 // title that `ps` and /proc show to every user of the machine, first thing, before loading anything.
 process.title = 'erc20-etl';
 
-// Runs the JavaScript compiled from src/ into dist/ (`npm ci` builds it, through the package's `prepare`).
-const entry = new URL('../dist/src/cli/main.js', import.meta.url);
+// Runs the JavaScript compiled from src/ into dist/ and bundled into dist/src/bundle/ (`npm ci` builds it, through the
+// package's `prepare`).
+const entry = new URL('../dist/src/bundle/main.js', import.meta.url);
 const { existsSync } = await import('node:fs');
 if (!existsSync(entry)) {
   const { fileURLToPath } = await import('node:url');

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { rolldown } from 'rolldown';
 import type { TestProject } from 'vitest/node';
+import { bundleOptions } from '../rolldown.config.ts';
 import { REPO_DIR } from './helpers/cli.ts';
 
 const DIST = path.join(REPO_DIR, 'dist');
@@ -22,7 +24,7 @@ export default async function setup(project: TestProject): Promise<void> {
 
 /**
  * `npm run build`, made safe for test runs that spawn the CLI meanwhile: tsc writes into a fresh folder under
- * .data/, then each file whose text changed moves into dist/ by a rename (no process ever reads half a file),
+ * .data/ and rolldown bundles the CLI there (`bundleOptions`), then each file whose text changed moves into dist/ by a rename (no process ever reads half a file),
  * and the files the sources no longer make are removed from dist/ (a deleted module must not live on there).
  * Type errors do not stop it (`npm test` type-checks first and reports them); any other failure does.
  */
@@ -30,6 +32,7 @@ export async function buildDist(): Promise<void> {
   const out = path.join(REPO_DIR, '.data', `dist-build-${randomBytes(4).toString('hex')}`);
   try {
     await compile(out);
+    await bundle(out);
     const built = new Set(await filesUnder(out));
     for (const file of built) {
       const target = path.join(DIST, file);
@@ -57,6 +60,17 @@ async function compile(out: string): Promise<void> {
     throw new Error(
       `Building dist/ for the tests failed: ${failure.stderr || failure.stdout || failure.message}. Run \`npm run build\` to see why, fix it, and run the tests again.`,
     );
+  }
+}
+
+/** The CLI of the compiled tree `dir` bundled into `dir`/src/bundle, as `npm run build` does. */
+async function bundle(dir: string): Promise<void> {
+  const { output, ...input } = bundleOptions(dir);
+  const build = await rolldown(input);
+  try {
+    await build.write(Array.isArray(output) ? output[0] : output);
+  } finally {
+    await build.close();
   }
 }
 
