@@ -9,6 +9,8 @@ import { bundleOptions } from '../rolldown.config.ts';
 import { REPO_DIR } from './helpers/cli.ts';
 
 const DIST = path.join(REPO_DIR, 'dist');
+/** What bin/erc20-etl.js loads, relative to dist/. */
+const BUNDLE_ENTRY = path.join('src', 'bundle', 'main.js');
 const TSC = path.join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc');
 // tsc's exit code when it found type errors and wrote its output all the same
 const EMITTED_WITH_ERRORS = 2;
@@ -24,8 +26,10 @@ export default async function setup(project: TestProject): Promise<void> {
 
 /**
  * `npm run build`, made safe for test runs that spawn the CLI meanwhile: tsc writes into a fresh folder under
- * .data/ and rolldown bundles the CLI there (`bundleOptions`), then each file whose text changed moves into dist/ by a rename (no process ever reads half a file),
- * and the files the sources no longer make are removed from dist/ (a deleted module must not live on there).
+ * .data/ and rolldown bundles the CLI there (`bundleOptions`), then each file whose text changed moves into dist/
+ * by a rename (no process ever reads half a file), the bundle's entry last (its chunks' names change with their
+ * text: an entry moved first would name chunks not there yet), and the files the sources no longer make are removed
+ * from dist/ (a deleted module must not live on there).
  * Type errors do not stop it (`npm test` type-checks first and reports them); any other failure does.
  */
 export async function buildDist(): Promise<void> {
@@ -34,7 +38,7 @@ export async function buildDist(): Promise<void> {
     await compile(out);
     await bundle(out);
     const built = new Set(await filesUnder(out));
-    for (const file of built) {
+    for (const file of [...built].sort((a, b) => Number(a === BUNDLE_ENTRY) - Number(b === BUNDLE_ENTRY))) {
       const target = path.join(DIST, file);
       const text = await readFile(path.join(out, file));
       const current = await readFile(target).catch(() => undefined);
