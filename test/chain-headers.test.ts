@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnDevnet } from './helpers/cli.ts';
-import { CHAINS_FIXTURE_DIR } from './helpers/fixtures.ts';
+import { readChainHeaders } from './helpers/fixtures.ts';
 
 /**
  * Issue 17: the real headers of seven chains, each served by the reference server (`devnet --dataset DIR --chain-id N`,
@@ -25,14 +25,7 @@ const RULES: Record<string, string> = {
   '43114': 'avalanche-coreth',
 };
 
-const headers = readdirSync(CHAINS_FIXTURE_DIR)
-  .filter((d) => /^\d+$/.test(d))
-  .flatMap((chain) =>
-    readFileSync(join(CHAINS_FIXTURE_DIR, chain, 'headers.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((line) => ({ chain, header: JSON.parse(line) as Record<string, unknown> })),
-  );
+const headers = readChainHeaders().map(({ chainId, header }) => ({ chain: String(chainId), header }));
 
 /** Serves one header as a dataset folder of its own (its block is the head), and probes it as a node source. */
 async function probeServed(chain: string, header: Record<string, unknown>, label: string) {

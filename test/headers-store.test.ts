@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDataset } from '../src/dataset/read.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { HeaderJson } from '../src/eth/header-fields.ts';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkHeader } from '../src/source/header-check.ts';
 import { insertHeaders } from '../src/warehouse/headers.ts';
-import { CHAINS_FIXTURE_DIR, FIXTURE_DIR } from './helpers/fixtures.ts';
+import { CHAINS_FIXTURE_DIR, expectedOf, FIXTURE_DIR, readJsonLines, type RawHeader } from './helpers/fixtures.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
 
 describe('storing block headers', () => {
@@ -42,15 +41,10 @@ describe('storing block headers', () => {
   });
 
   it("stores a Gnosis header under AuRa, verified by its chain's rule, with no mixHash or nonce and its step and signature kept", async () => {
-    const raws = readFileSync(join(CHAINS_FIXTURE_DIR, '100', 'headers.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown> & { hash: string; number: string; timestamp: string });
+    const raws = readJsonLines<RawHeader>(join(CHAINS_FIXTURE_DIR, '100', 'headers.jsonl'));
     const aura = raws.filter((h) => h.step !== undefined).sort((a, b) => Number(BigInt(a.number) - BigInt(b.number)));
     expect(aura.length).toBeGreaterThan(0);
-    const checked = aura.map((raw) =>
-      checkHeader(100, raw, { hash: raw.hash, number: Number(BigInt(raw.number)), timestamp: new Date(Number(BigInt(raw.timestamp)) * 1000).toISOString() }),
-    );
+    const checked = aura.map((raw) => checkHeader(100, raw, expectedOf(raw)));
     expect(await insertHeaders(target.warehouse.db, 100, checked, '9')).toBe(aura.length);
     const rows = await target.warehouse.db.selectFrom('block_headers').selectAll().where('chain_id', '=', '100').orderBy('number').execute();
     expect(rows.map((r) => [r.hash, r.hash_verified, r.unverified_reason, r.mix_hash, r.nonce])).toEqual(aura.map((h) => [h.hash, true, null, null, null]));

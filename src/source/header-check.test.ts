@@ -1,20 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERIGON_HEADER_KEYS, type HeaderJson } from '../eth/header-fields.ts';
-import { CHAINS_FIXTURE_DIR, FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
+import { changedField, expectedOf, FIXTURE_DIR, readChainHeaders, readJsonLines } from '../../test/helpers/fixtures.ts';
 import { BadResponseError } from './errors.ts';
 import { checkHeader, createHeaderChecker, type ExpectedHeader } from './header-check.ts';
 
-const headers = readFileSync(`${FIXTURE_DIR}/headers.jsonl`, 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((line) => JSON.parse(line) as HeaderJson);
-
-/** What the transfers of a block would say about it. */
-function expectedOf(h: HeaderJson) {
-  return { hash: h.hash, number: Number(BigInt(h.number!)), timestamp: new Date(Number(BigInt(h.timestamp!)) * 1000).toISOString() };
-}
+const headers = readJsonLines<HeaderJson>(`${FIXTURE_DIR}/headers.jsonl`);
 
 function problemsOf(raw: unknown, expected: ExpectedHeader, chainId = 1): string[] {
   try {
@@ -27,22 +17,7 @@ function problemsOf(raw: unknown, expected: ExpectedHeader, chainId = 1): string
 }
 
 /** The real headers of other chains, each as its chain's node answered it (test/fixtures/chains). */
-const chainHeaders = readdirSync(CHAINS_FIXTURE_DIR)
-  .filter((d) => /^\d+$/.test(d))
-  .flatMap((dir) =>
-    readFileSync(join(CHAINS_FIXTURE_DIR, dir, 'headers.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => ({ chainId: Number(dir), header: JSON.parse(line) as Record<string, unknown> & { hash: string; number: string; timestamp: string } })),
-  );
-
-/** A copy of the header with `key` changed in its last hex digit (or a numeric `step` plus one). */
-function changed(header: Record<string, unknown>, key: string): Record<string, unknown> {
-  const value = header[key];
-  if (typeof value === 'number') return { ...header, [key]: value + 1 };
-  const text = String(value);
-  return { ...header, [key]: `${text.slice(0, -1)}${text.at(-1) === '0' ? '1' : '0'}` };
-}
+const chainHeaders = readChainHeaders();
 
 const cancun = headers.find((h) => h.parentBeaconBlockRoot !== null)!;
 const london = headers.find((h) => h.baseFeePerGas !== null && h.withdrawalsRoot === null)!;
@@ -138,7 +113,7 @@ describe('checkHeader of other chains', () => {
   });
 
   it.each(chainHeaders.map((c) => [c.chainId, Number(BigInt(c.header.number)), c] as const))('verifies chain %i block %i by its chain rule', (chainId, _block, { header }) => {
-    const checked = checkHeader(chainId, header, expectedOf(header as unknown as HeaderJson));
+    const checked = checkHeader(chainId, header, expectedOf(header));
     expect(checked.hashVerified).toBe(true);
     expect(checked.unverifiedReason).toBeNull();
     expect(Object.keys(checked.header)).toEqual(ERIGON_HEADER_KEYS);
@@ -148,9 +123,9 @@ describe('checkHeader of other chains', () => {
 
   it('fails each real header with one field changed, naming the block and its chain rule', () => {
     for (const { chainId, header } of chainHeaders) {
-      const expected = expectedOf(header as unknown as HeaderJson);
+      const expected = expectedOf(header);
       for (const key of ['stateRoot', 'gasUsed', 'extraData', ...(chainId === 100 && 'step' in header ? ['step', 'signature'] : [])]) {
-        const problems = problemsOf(changed(header, key), expected, chainId);
+        const problems = problemsOf(changedField(header, key), expected, chainId);
         expect(problems, `chain ${chainId} ${key}`).toEqual([
           expect.stringMatching(
             new RegExp(
@@ -164,18 +139,18 @@ describe('checkHeader of other chains', () => {
 
   it("takes Gnosis AuRa's step and signature in place of mixHash and nonce, stored as null", () => {
     const { header } = chainHeaders.find((c) => c.chainId === 100 && 'step' in c.header)!;
-    const checked = checkHeader(100, header, expectedOf(header as unknown as HeaderJson));
+    const checked = checkHeader(100, header, expectedOf(header));
     expect(checked.header).toMatchObject({ mixHash: null, nonce: null, miner: header.miner, hash: header.hash });
     expect(checked.extra).toMatchObject({ step: header.step, signature: header.signature });
     // Erigon's names for them verify alike
     const { step, signature, ...rest } = header;
     const erigon = { ...rest, auraStep: `0x${(step as number).toString(16)}`, auraSeal: signature };
-    expect(checkHeader(100, erigon, expectedOf(header as unknown as HeaderJson))).toMatchObject({ hashVerified: true, header: { mixHash: null, nonce: null } });
+    expect(checkHeader(100, erigon, expectedOf(header))).toMatchObject({ hashVerified: true, header: { mixHash: null, nonce: null } });
   });
 
   it('requires mixHash and nonce where the chain rule has nothing in their place', () => {
     const { header } = chainHeaders.find((c) => c.chainId === 100 && 'step' in c.header)!;
-    const expected = expectedOf(header as unknown as HeaderJson);
+    const expected = expectedOf(header);
     expect(problemsOf(header, expected, 1).map((p) => p.split(': ')[0])).toEqual([
       `block ${expected.number} (${header.hash}), header.mixHash`,
       `block ${expected.number} (${header.hash}), header.nonce`,
@@ -186,11 +161,11 @@ describe('checkHeader of other chains', () => {
 
   it('keeps a header of a chain without a known rule unverified, with the reason', () => {
     const { header } = chainHeaders.find((c) => c.chainId === 8453)!;
-    const expected = expectedOf(header as unknown as HeaderJson);
+    const expected = expectedOf(header);
     expect(checkHeader(324, header, expected)).toMatchObject({ hashVerified: false, unverifiedReason: expect.stringMatching(/^zkSync Era block hashes are not keccak256/) });
     // the shape checks still hold: the hash asked for, the transfers' block and time
-    expect(() => checkHeader(999_999, changed(header, 'number'), expected)).toThrow(/header\.number: expected/);
-    expect(checkHeader(999_999, changed(header, 'stateRoot'), expected)).toMatchObject({
+    expect(() => checkHeader(999_999, changedField(header, 'number'), expected)).toThrow(/header\.number: expected/);
+    expect(checkHeader(999_999, changedField(header, 'stateRoot'), expected)).toMatchObject({
       hashVerified: false,
       unverifiedReason: "chain 999999's block hash rule is not one this exporter knows",
     });
@@ -198,7 +173,7 @@ describe('checkHeader of other chains', () => {
 
   it('does not verify a header by another chain rule: an Avalanche header checked as chain 1 is unverified, naming its fields', () => {
     const { header } = chainHeaders.find((c) => c.chainId === 43114)!;
-    const checked = checkHeader(1, header, expectedOf(header as unknown as HeaderJson));
+    const checked = checkHeader(1, header, expectedOf(header));
     expect(checked.hashVerified).toBe(false);
     expect(checked.unverifiedReason).toContain('extDataHash');
   });
@@ -228,7 +203,7 @@ describe('createHeaderChecker', () => {
 
   it("checks by its chain's rule", () => {
     const { header } = chainHeaders.find((c) => c.chainId === 43114)!;
-    const expected = expectedOf(header as unknown as HeaderJson);
+    const expected = expectedOf(header);
     expect(createHeaderChecker(43114)(header, expected)).toMatchObject({ hashVerified: true, unverifiedReason: null });
     expect(createHeaderChecker(1)(header, expected)).toMatchObject({ hashVerified: false });
   });
