@@ -71,12 +71,33 @@ export async function migrateToLatest(warehouse: Warehouse, dir = MIGRATIONS_DIR
   }
 }
 
-/** Whether the warehouse has every migration applied; the commands that read or write data check it first. */
+/**
+ * The migrations the warehouse has not applied, by name, in order: every migration file of DIR (named as
+ * kysely's FileMigrationProvider names them) without a row in `kysely_migration`. The commands that read or
+ * write data check it first, and nothing is imported for it: importing the migrations would load kysely's
+ * own files (some 260 of them) beside the bundle's copy, for names the folder already gives.
+ */
 export async function pendingMigrations(warehouse: Warehouse, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const migrator = new Migrator({ db: warehouse.db, provider: migrationsFrom(dir) });
+  const names = migrationNames(await fs.readdir(dir));
   const exists = await sql<{ ok: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS ok`.execute(warehouse.db);
-  if (!exists.rows[0]?.ok) return Object.keys(await migrationsFrom(dir).getMigrations());
-  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+  if (!exists.rows[0]?.ok) return names;
+  const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(warehouse.db);
+  const done = new Set(applied.rows.map((r) => r.name));
+  return names.filter((name) => !done.has(name));
+}
+
+/**
+ * The migrations among a folder's files, by name in order: `.js`, `.mjs`, `.ts` and `.mts` files other than
+ * declarations, without their extension, as kysely's FileMigrationProvider (and so the Migrator) names them.
+ *
+ * @example migrationNames(['0002_b.js', '0001_a.js', '0001_a.d.ts', 'README.md']) // → ['0001_a', '0002_b']
+ */
+export function migrationNames(files: readonly string[]): string[] {
+  const isMigration = (f: string) => /\.(?:js|mjs)$/.test(f) || (/\.(?:ts|mts)$/.test(f) && !/\.d\.(?:ts|mts)$/.test(f));
+  return files
+    .filter(isMigration)
+    .map((f) => f.slice(0, f.lastIndexOf('.')))
+    .sort();
 }
 
 /**
