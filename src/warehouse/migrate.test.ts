@@ -9,4 +9,8 @@ describe('migrationNames', () => {
   it('leaves out declarations, source maps and other files', () => {
     expect(migrationNames(['0001_a.js', '0001_a.d.ts', '0001_a.js.map', '0002_b.d.mts', 'README.md', '0003_c.json'])).toEqual(['0001_a']);
   });
+
+  it('names a migration once when its source and its compiled file lie side by side', () => {
+    expect(migrationNames(['0001_a.ts', '0001_a.js', '0002_b.js'])).toEqual(['0001_a', '0002_b']);
+  });
 });

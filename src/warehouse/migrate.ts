@@ -88,16 +88,15 @@ export async function pendingMigrations(warehouse: Warehouse, dir = MIGRATIONS_D
 
 /**
  * The migrations among a folder's files, by name in order: `.js`, `.mjs`, `.ts` and `.mts` files other than
- * declarations, without their extension, as kysely's FileMigrationProvider (and so the Migrator) names them.
+ * declarations, without their extension, each name once, as kysely's FileMigrationProvider (and so the Migrator)
+ * names them.
  *
  * @example migrationNames(['0002_b.js', '0001_a.js', '0001_a.d.ts', 'README.md']) // → ['0001_a', '0002_b']
  */
 export function migrationNames(files: readonly string[]): string[] {
   const isMigration = (f: string) => /\.(?:js|mjs)$/.test(f) || (/\.(?:ts|mts)$/.test(f) && !/\.d\.(?:ts|mts)$/.test(f));
-  return files
-    .filter(isMigration)
-    .map((f) => f.slice(0, f.lastIndexOf('.')))
-    .sort();
+  // a migration beside its compiled twin (`0001_a.ts`, `0001_a.js`) is one migration, as kysely keys them by name
+  return [...new Set(files.filter(isMigration).map((f) => f.slice(0, f.lastIndexOf('.'))))].sort();
 }
 
 /**
