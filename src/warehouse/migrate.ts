@@ -75,7 +75,8 @@ export async function migrateToLatest(warehouse: Warehouse, dir = MIGRATIONS_DIR
  * The migrations the warehouse has not applied, by name, in order: every migration file of DIR (named as
  * kysely's FileMigrationProvider names them) without a row in `kysely_migration`. The commands that read or
  * write data check it first, and nothing is imported for it: importing the migrations would load kysely's
- * own files (some 260 of them) beside the bundle's copy, for names the folder already gives.
+ * own files (some 260 of them) beside the bundle's copy, for names the folder already gives. A file is taken for a
+ * migration by its name alone (kysely's provider would also drop one without an `up`; every migration has one).
  */
 export async function pendingMigrations(warehouse: Warehouse, dir = MIGRATIONS_DIR): Promise<string[]> {
   const names = migrationNames(await fs.readdir(dir));
