@@ -6,9 +6,10 @@
  * ask at T next (its last call's span ended just above T), at most `maxContracts`; what the call finds for the
  * others waits for them (one answer per contract, taken by the query it was meant for, else dropped).
  *
- * Spans align: a call starts where a recent span holding its top started (the caller decides when: a span much
- * shorter than its own range would leave its answer short), so chunks that start at different blocks meet the
- * others' spans after one page, and move in step from there. Pure bookkeeping: the caller makes the calls.
+ * Spans align: a call starts where the shortest recent span holding its top started, when the caller takes it (a
+ * span much shorter than the call's own range would leave its answer short), so chunks of contracts with like
+ * ranges that start at different blocks meet the others' spans after one page, and move in step from there.
+ * Pure bookkeeping: the caller makes the calls.
  */
 
 /** A query (a chunk's: a contract and its blocks) that reads page after page from the top down. */

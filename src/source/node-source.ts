@@ -206,10 +206,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   }
 
   /**
-   * The first block of a call at `top`: where a recent span holding `top` started (when no longer than the range
-   * allows, and no shorter than `MET_SPAN_SHARE` of it), else as far down as the range allows; never below a
-   * member's query (each chunk's bottom is where others' chunks start), and not leaving a sliver of less than a
-   * quarter of the range above it for a call of its own.
+   * The first block of a call at `top`: where the shortest recent span holding `top` started (when no longer than
+   * the range allows, and no shorter than `MET_SPAN_SHARE` of it), else as far down as the range allows; never
+   * below a member's query (each chunk's bottom is where others' chunks start), and not leaving a sliver of less
+   * than a quarter of the range above it for a call of its own.
    */
   function spanStart(members: readonly Member[], top: number, range: LogsRangeState): number {
     const lowest = Math.max(...members.map((m) => m.fromBlock));
