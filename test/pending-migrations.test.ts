@@ -5,7 +5,7 @@ import { createWarehouse, type Warehouse } from '../src/warehouse/db.ts';
 import { migrationsFrom, MIGRATIONS_DIR, pendingMigrations } from '../src/warehouse/migrate.ts';
 import { freshDatabase, type FreshDatabase } from './helpers/database.ts';
 
-/** The pending migrations as kysely's Migrator lists them: it imports every migration to learn their names. */
+/** The pending migrations as kysely's Migrator lists them: it imports every migration (for its `up` and `down`). */
 async function migratorPending(warehouse: Warehouse): Promise<string[]> {
   const migrations = await new Migrator({ db: warehouse.db, provider: migrationsFrom(MIGRATIONS_DIR) }).getMigrations();
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);

@@ -68,9 +68,9 @@ const MAX_CONTRACTS_PER_CALL = 50;
  * A call follows a span another call took at its top (so that contracts read over the same blocks go in step and
  * share calls) only when that span holds at least this share of its own range. Chunks of different contracts
  * rarely reach a top at the same time after their first pages; a contract read alone behind another set's calls,
- * over their shorter spans, got answers of 176–3,064 logs where its own range would hold about 4,700 (20,000
- * blocks of the bench's chain, ankr style: 41–47 calls of 4,459–5,024 logs on average before, 34–35 calls of
- * 5,783–6,082 after).
+ * over their shorter spans, got answers of 176–3,064 logs where its own range would hold about 4,700 by its logs
+ * per block (20,000 blocks of the bench's chain, ankr style: 41–47 calls of 4,459–5,024 logs on average before,
+ * 34–35 calls of 5,783–6,082 after).
  */
 const MET_SPAN_SHARE = 0.75;
 /** Single blocks remembered as refused for several contracts. */
@@ -216,7 +216,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const met = groups.spanFrom(top);
     // a span the range allows now (another set's may be longer: denser logs would overflow it) and nearly fills,
     // else a range-sized call: a span sized for busier contracts would leave this call's answer short
-    const follow = met !== undefined && top - met < range.range && top - met + 1 >= range.range * MET_SPAN_SHARE;
+    const follow = met !== undefined && top - met + 1 <= range.range && top - met + 1 >= range.range * MET_SPAN_SHARE;
     const from = follow ? met : top - range.range + 1;
     return from - lowest < range.range / 4 ? lowest : from;
   }
