@@ -40,7 +40,7 @@ async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags &
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: job.source });
   // a file that cannot be written stops the run before it starts, not after
   if (budgetFile !== undefined) await writeBudget(budgetFile, {});
-  limitHeapGrowth();
+  limitHeapGrowth(job.source);
   const terminal = createTerminalLines();
   const logger = createLogger({ terminal });
   const exported = withMetricsServed(flags, logger, (metrics) =>

@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { YOUNG_GENERATION_BYTES } from '../src/cli/heap-growth.ts';
+import { collect, REPO_DIR } from './helpers/cli.ts';
+
+const HEAP_GROWTH = pathToFileURL(path.join(REPO_DIR, 'dist', 'src', 'cli', 'heap-growth.js')).href;
+
+/**
+ * A fresh Node process (V8 sizes its young generation from nothing) that keeps the last 100,000 small objects it
+ * makes alive, 600,000 in all, yielding to the event loop every 10,000 as an export does between answers, and
+ * prints the largest new space it saw. With a source, it first calls the CLI's `limitHeapGrowth` (compiled) for it.
+ */
+async function largestNewSpace(source?: 'builder' | 'node'): Promise<number> {
+  const script = `
+    import { getHeapSpaceStatistics } from 'node:v8';
+    const source = ${JSON.stringify(source ?? null)};
+    if (source) (await import(${JSON.stringify(HEAP_GROWTH)})).limitHeapGrowth(source);
+    const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+    const kept = new Array(100_000);
+    let largest = 0;
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < kept.length; i++) {
+        kept[i] = { text: 'row ' + round + ' ' + i, n: i };
+        if (i % 10_000 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      largest = Math.max(largest, newSpace());
+    }
+    console.log(JSON.stringify({ largest }));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_DIR });
+  const r = await collect(child, 60_000);
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { largest: number }).largest;
+}
+
+describe('the heap of a run', () => {
+  it("keeps a node source's young generation at 16 MiB, where it would grow to V8's own largest", async () => {
+    const [node, unlimited] = await Promise.all([largestNewSpace('node'), largestNewSpace()]);
+    // the same work grows an unsteered young generation past the cap: the check below could fail
+    expect(unlimited).toBeGreaterThan(YOUNG_GENERATION_BYTES);
+    expect(node).toBeLessThanOrEqual(YOUNG_GENERATION_BYTES);
+    // and it still grows to the cap: smaller would cost a run more collections
+    expect(node).toBe(YOUNG_GENERATION_BYTES);
+  });
+
+  it("leaves a builder source's young generation to V8", async () => {
+    expect(await largestNewSpace('builder')).toBeGreaterThan(YOUNG_GENERATION_BYTES);
+  });
+});
