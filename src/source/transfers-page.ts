@@ -92,7 +92,9 @@ export function parseTransfersPage(body: unknown, query: TransfersPageQuery): Tr
     const where = () => `${range}${pageBlocks(rows)}`;
     if (countProblem) fail(where(), 'count', countProblem);
     else if (page.count !== rows.length) fail(where(), 'count', `expected the number of rows in tokenTransfers (${rows.length}), got ${page.count}`);
-    checkRows(rows, { ...query, contract }, range, problems, warnings, transfers);
+    // a literal, not a spread of the caller's query (whose keys vary from page to page: pageKey, pageSize): one
+    // shape for every page, so the optimized checkRows is not thrown away when a page's query has another
+    checkRows(rows, { contract, fromBlock: query.fromBlock, toBlock: query.toBlock }, range, problems, warnings, transfers);
   }
 
   if (problems.length) throw new BadResponseError(summary, problems);
