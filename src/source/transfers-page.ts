@@ -92,8 +92,8 @@ export function parseTransfersPage(body: unknown, query: TransfersPageQuery): Tr
     const where = () => `${range}${pageBlocks(rows)}`;
     if (countProblem) fail(where(), 'count', countProblem);
     else if (page.count !== rows.length) fail(where(), 'count', `expected the number of rows in tokenTransfers (${rows.length}), got ${page.count}`);
-    // a literal, not a spread of the caller's query (whose keys vary from page to page: pageKey, pageSize): one
-    // shape for every page, so the optimized checkRows is not thrown away when a page's query has another
+    // a literal, not a spread of the caller's query (which has a pageKey on every page but a chunk's first): one
+    // shape for every page, so the optimized checkRows is not thrown away when a page's query has the other
     checkRows(rows, { contract, fromBlock: query.fromBlock, toBlock: query.toBlock }, range, problems, warnings, transfers);
   }
 
