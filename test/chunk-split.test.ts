@@ -63,10 +63,13 @@ describe('a run whose last chunk holds most of the rows', () => {
     }
   });
 
-  /** A backfill of the whole range, killed two pages after its first split; resolves to how to run it again. */
+  /**
+   * A backfill of the whole range, killed two pages after its first split; resolves to how to run it again. Each page
+   * commits on its own (`--commit-rows` of a page), so the kill finds the split chunk part-way, as a larger load would.
+   */
   async function killedAfterSplit(target: { url: string; warehouse: Warehouse }) {
     const args = [BIN, 'backfill', '--contract', contract(), '--from', String(START), '--to', String(START + BLOCKS - 1)];
-    args.push('--page-size', String(PAGE_SIZE), '--concurrency', String(CONCURRENCY));
+    args.push('--page-size', String(PAGE_SIZE), '--concurrency', String(CONCURRENCY), '--commit-rows', String(PAGE_SIZE));
     const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
     const child = spawn(process.execPath, args, { cwd: REPO_DIR, env });
     const result = collect(child, 120_000);

@@ -158,6 +158,11 @@ export const jobSchema = z
         description:
           'erigon_getHeaderByHash calls per JSON-RPC POST, 1 to 1000. Erigon refuses batches larger than its --rpc.batch.limit (100 by default); where your endpoint allows more, a larger batch leaves more of a requests-per-second limit to pages.',
       }),
+      commitRows: integer(1, 1_000_000, 'expected an integer from 1 to 1000000').default(20_000).meta({
+        title: 'Rows per commit of a first load',
+        description:
+          "Blocks the warehouse holds no transfer of yet are loaded through one COPY whose transaction commits every this many rows (or every second, whichever comes first), with each chunk's position: a crash or a kill re-reads at most what the open transaction held. 1 to 1000000. Fewer rows commit more often (each commit costs the load a little); blocks that hold rows already are merged a page at a time.",
+      }),
       finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
         .optional()
         .meta({

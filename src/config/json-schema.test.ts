@@ -46,6 +46,7 @@ describe('the job JSON Schema', () => {
       'concurrency',
       'requestsPerSecond',
       'headerBatchSize',
+      'commitRows',
       'finality',
       'source',
       'logsRange',

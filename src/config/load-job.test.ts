@@ -65,6 +65,7 @@ describe('loadJobFile', () => {
       pageSize: 1000,
       concurrency: 4,
       headerBatchSize: 100,
+      commitRows: 20_000,
       finality: 64,
       source: 'builder',
       verifyHeaders: 'allow-unverified',
@@ -200,7 +201,7 @@ describe('loadJobFile', () => {
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
       `${path}: headerBatchSize: expected an integer from 1 to 1000, got 0`,
-      `${path}: colour: unknown key; expected one of $schema, name, chain, verifyHeaders, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, finality, source, logsRange, schedule`,
+      `${path}: colour: unknown key; expected one of $schema, name, chain, verifyHeaders, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, commitRows, finality, source, logsRange, schedule`,
     ]);
   });
 
@@ -271,6 +272,7 @@ describe('backfillJob', () => {
       pageSize: 500,
       concurrency: 4,
       headerBatchSize: 100,
+      commitRows: 20_000,
       finality: 64,
       source: 'builder',
       verifyHeaders: 'allow-unverified',

@@ -60,6 +60,7 @@ export interface BackfillFlags {
   pageSize?: string;
   concurrency?: string;
   headerBatchSize?: string;
+  commitRows?: string;
   /** `builder` (the default) or `node`. */
   source?: string;
   /** The chain id (`--chain`); chain 1 when left out. */
@@ -75,6 +76,7 @@ const FLAG_NAMES: Readonly<Record<string, string>> = {
   pageSize: '--page-size',
   concurrency: '--concurrency',
   headerBatchSize: '--header-batch-size',
+  commitRows: '--commit-rows',
   source: '--source',
   chain: '--chain',
   rpcTimeout: '--rpc-timeout',
@@ -147,6 +149,7 @@ const backfillFlags = z
     pageSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
     concurrency: flagInteger('expected an integer from 1 to 64', 1, 64).optional(),
     headerBatchSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
+    commitRows: flagInteger('expected an integer from 1 to 1000000', 1, 1_000_000).optional(),
     source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).optional(),
     chain: flagInteger(CHAIN_FLAG, 1, MAX_CHAIN_ID).optional(),
     rpcTimeout: rpcTimeoutFlag.optional(),
@@ -195,6 +198,7 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
       ...(f.pageSize !== undefined && { pageSize: f.pageSize }),
       ...(f.concurrency !== undefined && { concurrency: f.concurrency }),
       ...(f.headerBatchSize !== undefined && { headerBatchSize: f.headerBatchSize }),
+      ...(f.commitRows !== undefined && { commitRows: f.commitRows }),
       ...(f.source !== undefined && { source: f.source }),
       ...(f.chain !== undefined && { chain: f.chain }),
     }),

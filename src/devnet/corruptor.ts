@@ -102,10 +102,15 @@ export function createCorruptor({ chain, stats, pageKeySecret }: CorruptorDeps) 
       return { armed: order && { ...order }, served: served.map((s) => ({ ...s })) };
     },
 
-    /** A getTokenTransfers answer (`body`, a 200 page) as bad data, or `undefined` to serve it unchanged. */
-    transfers(params: URLSearchParams, body: string): CorruptedAnswer | undefined {
-      if (order?.kind === 'wrong-block') return wrongBlock(order, params, body);
-      if (!order || !(PAGE_KINDS.has(order.kind) || BODY_KINDS.has(order.kind))) return undefined;
+    /**
+     * A getTokenTransfers answer (`page`, a 200 page: its text, or how to make it when an order needs it) as bad data,
+     * or `undefined` to serve it unchanged.
+     */
+    transfers(params: URLSearchParams, page: string | (() => string)): CorruptedAnswer | undefined {
+      if (!order) return undefined;
+      const body = typeof page === 'string' ? page : page();
+      if (order.kind === 'wrong-block') return wrongBlock(order, params, body);
+      if (!(PAGE_KINDS.has(order.kind) || BODY_KINDS.has(order.kind))) return undefined;
       const contract = (params.get('contractAddress') ?? '').toLowerCase();
       if (order.contract !== undefined && order.contract !== contract) return undefined;
       const kind: CorruptionKind = order.kind;

@@ -5,7 +5,7 @@ import type { Clock } from '../common/clock.ts';
 import type { ChainStore } from './chain-store.ts';
 import { createFaults, type FaultOptions } from './faults.ts';
 import type { LogsLimits } from './logs-limit-errors.ts';
-import { readBody, sendJson, type Cut } from './http-io.ts';
+import { createSendBuffers, pageBytes, readBody, sendJson, type Cut } from './http-io.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { RPC_ERRORS, rpcErrorBody } from './rpc-errors.ts';
 import { handleRpcBody } from './rpc-handler.ts';
@@ -92,6 +92,7 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
   const stats = createStats();
   const faults = createFaults(config.faults, random);
   const limiter = createRateLimiter(config.rateLimit, clock);
+  const sendBuffers = createSendBuffers();
   const used = new Map<string, number>();
   const pageKeySecret = `erc20-etl devnet ${config.chainId}`;
   const reorgs = { count: 0 };
@@ -182,9 +183,10 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
       stats.countError(outcome.status);
       return sendJson(res, outcome.status, { error: { code: outcome.code, message: outcome.message } });
     }
-    const corrupted = corruptor.transfers(url.searchParams, outcome.body);
+    const corrupted = corruptor.transfers(url.searchParams, () => outcome.body);
     if (corrupted) return sendCorrupted(res, corrupted, cut);
-    return sendJson(res, 200, outcome.body, {}, cut);
+    const bytes = pageBytes(outcome, sendBuffers);
+    return sendJson(res, 200, bytes, {}, cut, () => sendBuffers.give(bytes));
   }
 
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {

@@ -1,10 +1,22 @@
 import type { ChainStore } from './chain-store.ts';
 import { encodePageKey } from './page-key.ts';
 import { selectPage } from './paging.ts';
-import { transfersJson } from './transfers-json.ts';
+import { transfersJsonParts } from './transfers-json.ts';
 import { parseTransfersQuery, type QueryContext } from './transfers-query.ts';
 
-export type RestOutcome = { status: 200; body: string } | { status: 400; code: 'invalid_params'; message: string };
+/**
+ * A page as it is sent: `head`, the object's keys up to and including `"tokenTransfers":` (the token's name may be
+ * any text), then `rows`, the array's ASCII text in parts, then `}`. `body` is the whole text, made when asked for
+ * (a fault that damages the page reads it).
+ */
+export interface PageAnswer {
+  status: 200;
+  head: string;
+  rows: readonly string[];
+  readonly body: string;
+}
+
+export type RestOutcome = PageAnswer | { status: 400; code: 'invalid_params'; message: string };
 
 /**
  * Answers `GET …/builder/getTokenTransfers`: one page, newest first, with the token's metadata, `count`,
@@ -38,6 +50,14 @@ export function handleTransfers(params: URLSearchParams, chain: ChainStore, ctx:
       ctx.pageKeySecret,
     );
   }
-  const prefix = JSON.stringify(head);
-  return { status: 200, body: `${prefix.slice(0, -1)},"tokenTransfers":${transfersJson(rows)}}` };
+  const prefix = `${JSON.stringify(head).slice(0, -1)},"tokenTransfers":`;
+  const parts = transfersJsonParts(rows);
+  return {
+    status: 200,
+    head: prefix,
+    rows: parts,
+    get body() {
+      return `${prefix}${parts.join('')}}`;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateSyntheticDataset } from './synthetic.ts';
-import { transfersJson } from './transfers-json.ts';
+import { transfersJson, transfersJsonParts } from './transfers-json.ts';
 
 describe('transfersJson', () => {
   it('writes what JSON.stringify would, without contractAddress, in the spec’s key order', () => {
@@ -18,5 +18,14 @@ describe('transfersJson', () => {
     }));
     expect(transfersJson(transfers)).toBe(JSON.stringify(expected));
     expect(transfersJson([])).toBe('[]');
+  });
+
+  it('cuts the same text into parts of at most 100 rows', () => {
+    const { transfers } = generateSyntheticDataset({ seed: 3, blocks: 50, tokens: 2, transfers: 250, startBlock: 0 });
+    for (const n of [0, 1, 99, 100, 101, 250]) {
+      const parts = transfersJsonParts(transfers.slice(0, n));
+      expect(parts.join('')).toBe(transfersJson(transfers.slice(0, n)));
+      expect(parts).toHaveLength(Math.max(1, Math.ceil(n / 100)) + (n > 0 && n % 100 === 0 ? 1 : 0));
+    }
   });
 });

@@ -5,7 +5,7 @@ import type { Clock } from '../common/clock.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import { checkHeader, type CheckedHeader, type HeaderChecker } from '../source/header-check.ts';
 import type { Warehouse } from '../warehouse/db.ts';
-import { insertHeaders, missingHeaders, type MissingHeader } from '../warehouse/headers.ts';
+import { missingHeaders, storeHeaders, type HeaderToStore, type MissingHeader } from '../warehouse/headers.ts';
 import { RetryableError } from '../common/errors.ts';
 import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
@@ -22,6 +22,8 @@ export interface EnrichDeps {
   metrics?: Pick<RunMetrics, 'transfersBloomChecked'>;
   /** Where the run's time goes (`--time-budget`): headers fetched, checked and stored count as `headers`. */
   budget?: TimeBudget;
+  /** How checked headers are written; `storeHeaders` into `warehouse` unless given. Resolves to the number stored. */
+  storeHeaders?: (chainId: number, headers: readonly HeaderToStore[], runId: string) => Promise<number>;
 }
 
 /** Whose headers are fetched: the job, its run, and the run's header policy (the chain's rule, `verifyHeaders`). */
@@ -100,7 +102,7 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
           scope.headers.admit(verified);
           const checked = verified.map((v) => v.checked);
           if (beforeStoring && verified.length) await beforeStoring(verified);
-          stored += await insertHeaders(deps.warehouse.db, scope.headers.chain, checked, scope.runId);
+          stored += await (deps.storeHeaders ?? ((...a) => storeHeaders(deps.warehouse, ...a)))(scope.headers.chain, checked, scope.runId);
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);
         },

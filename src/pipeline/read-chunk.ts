@@ -5,6 +5,7 @@ import type { Source } from '../source/source.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
+import type { CopyGroup } from '../warehouse/copy-group.ts';
 import type { MergeCounts } from '../warehouse/load-page.ts';
 import { openPageWriter } from '../warehouse/page-writer.ts';
 import { decideFresh, dropPageKey, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
@@ -19,7 +20,18 @@ export interface ChunkDeps {
   clock: Clock;
   /** Where the run's time goes (`--time-budget`): a page asked of the source counts as `api` until it is there. */
   budget?: TimeBudget;
+  /**
+   * The run's writer of fresh pages (one COPY, a transaction per several pages): a fresh chunk's pages go there, and
+   * are announced (`ChunkEvents.onPage`) once committed. Without it, each page is its own transaction.
+   */
+  copyGroup?: CopyGroup;
 }
+
+/**
+ * Pages a chunk may have written into the group and not yet announced before it waits for them (and commits the
+ * group's transaction so they can be): the rows of an unannounced page are held in memory.
+ */
+const UNANNOUNCED_PAGES = 16;
 
 export interface ChunkTask {
   job: string;
@@ -83,6 +95,17 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
     return request;
   };
   let prefetched: Promise<TransfersPage> | undefined;
+  // pages written into the group, announced in order once committed; the first failure among them stops the chunk
+  const unannounced: Promise<void>[] = [];
+  let announced: Promise<void> = Promise.resolve();
+  let announceFailure: { error: unknown } | undefined;
+  /** Waits until at most `left` grouped pages are unannounced, committing the group's transaction if they wait for it. */
+  const announce = async (left: number) => {
+    if (unannounced.length > left) await deps.copyGroup?.flush();
+    while (unannounced.length > left) await unannounced.shift();
+    if (announceFailure) throw announceFailure.error;
+  };
+  let loopFailed = false;
   try {
     for (;;) {
       if (task.signal?.aborted) return;
@@ -106,6 +129,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         page = await (prefetched ?? fetchPage(pageKey));
       } catch (err) {
         if (!(err instanceof PageKeyRejectedError) || pageKey === undefined) throw err;
+        // the grouped pages' checkpoints are committed before the chunk's row is rewritten
+        await announce(0);
         const restartAt = Math.min(chunk.resumeToBlock ?? chunk.toBlock, chunk.toBlock);
         deps.logger.warn({ msg: 'page key refused; going on from the lowest committed block', job: task.job, contract: task.contract, block: restartAt });
         await dropPageKey(deps.warehouse.db, chunk, restartAt);
@@ -142,17 +167,33 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         openRows: span.openRows,
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done, openKeys: span.next.openKeys },
       };
-      const counts = await writer.write(load);
+      const grouped = chunk.fresh && deps.copyGroup ? await deps.copyGroup.add(load, { job: task.job, contract: task.contract, chunk }) : undefined;
+      // a page written on its own goes after every grouped page of the chunk is committed: its checkpoint is later
+      if (!grouped) await announce(0);
+      const counts = grouped ? undefined : await writer.write(load);
       chunk.pageKey = page.nextPageKey ?? null;
       chunk.rows += page.transfers.length;
       chunk.resumeToBlock = resumeToBlock;
       chunk.done = done;
       chunk.openKeys = [...span.next.openKeys];
       const newFrontier = done ? chunk.fromBlock : Math.min(frontier, (resumeToBlock ?? chunk.toBlock) + 1);
-      await events.onPage(counts, frontier - newFrontier, page);
+      const covered = frontier - newFrontier;
+      if (grouped) {
+        const committedPage = page;
+        announced = announced.then(async () => {
+          if (announceFailure) return;
+          try {
+            await events.onPage(await grouped.committed, covered, committedPage);
+          } catch (error) {
+            announceFailure ??= { error };
+          }
+        });
+        unannounced.push(announced);
+        await announce(UNANNOUNCED_PAGES);
+      } else await events.onPage(counts!, covered, page);
       frontier = newFrontier;
       spanState = span.next;
-      if (done) return;
+      if (done) break;
       if (repeated) {
         throw new ChainDataError(
           `The API answered contract ${task.contract}, blocks ${chunk.fromBlock}–${chunk.toBlock}, with a nextPageKey it had ` +
@@ -162,7 +203,17 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       keysSeen.add(page.nextPageKey!);
       pageKey = page.nextPageKey;
     }
+  } catch (err) {
+    loopFailed = true;
+    throw err;
   } finally {
-    await writer.close();
+    try {
+      // what the chunk wrote into the group is committed and announced whatever stopped it: nothing committed is lost
+      await announce(0).catch((err: unknown) => {
+        if (!loopFailed) throw err;
+      });
+    } finally {
+      await writer.close();
+    }
   }
 }

@@ -91,7 +91,7 @@ const RECORD_MISSING = `
 
 const CHECKPOINT = `
   UPDATE export_chunks
-  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + 1, rows = rows + $5,
+  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + $8, rows = rows + $5,
     open_hashes = $6, open_log_indexes = $7, updated_at = now()
   WHERE id = $1`;
 
@@ -134,6 +134,44 @@ function* oldestFirst<T>(rows: readonly T[]): Generator<T> {
   for (let i = rows.length - 1; i >= 0; i--) yield rows[i]!;
 }
 
+/** Sets a connection up to load pages (once: it keeps the settings until `endPageSession`). */
+export async function beginPageSession(client: pg.PoolClient): Promise<void> {
+  if (sessions.has(client)) return;
+  await client.query(PAGE_SESSION);
+  sessions.add(client);
+}
+
+/** The first seven parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$15): a chunk moving over `rows` rows to `checkpoint`. */
+function checkpointValues(chunkId: string, checkpoint: ChunkCheckpoint, rows: number): unknown[] {
+  const { pageKey, resumeToBlock, done, openKeys } = checkpoint;
+  return [chunkId, pageKey, resumeToBlock, done, rows, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)];
+}
+
+/**
+ * The checkpoints of a transaction that holds these pages (of one or more chunks, each chunk's in order), as the
+ * parameters of CHECKPOINT: one per chunk, moving it to the position after its last page there, with its pages and
+ * rows counted.
+ *
+ * @example chunkCheckpoints([p1OfChunk7, p2OfChunk7, p1OfChunk8]) // → [['7', …, 2], ['8', …, 1]]
+ */
+export function chunkCheckpoints(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): unknown[][] {
+  const byChunk = new Map<string, { checkpoint: ChunkCheckpoint; pages: number; rows: number }>();
+  for (const load of loads) {
+    const seen = byChunk.get(load.chunkId);
+    if (seen) {
+      seen.checkpoint = load.checkpoint;
+      seen.pages++;
+      seen.rows += load.rows.length;
+    } else byChunk.set(load.chunkId, { checkpoint: load.checkpoint, pages: 1, rows: load.rows.length });
+  }
+  return [...byChunk].map(([id, c]) => [...checkpointValues(id, c.checkpoint, c.rows), c.pages]);
+}
+
+/** Moves the chunks of these pages to their checkpoints (`chunkCheckpoints`), in the caller's open transaction. */
+export async function writeCheckpoints(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<void> {
+  for (const values of chunkCheckpoints(loads)) await client.query(CHECKPOINT, values);
+}
+
 /** Gives a connection that loaded pages its default settings back, before it returns to the pool. */
 export async function endPageSession(client: pg.PoolClient): Promise<void> {
   if (sessions.delete(client)) await client.query('RESET ALL');
@@ -149,12 +187,8 @@ export async function endPageSession(client: pg.PoolClient): Promise<void> {
  * // → { inserted: 0, updated: 2, unchanged: 998 }
  */
 export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: TimeBudget = NO_BUDGET): Promise<MergeCounts> {
-  if (!sessions.has(client)) {
-    await client.query(PAGE_SESSION);
-    sessions.add(client);
-  }
-  const { pageKey, resumeToBlock, done, openKeys } = load.checkpoint;
-  const checkpoint = [load.chunkId, pageKey, resumeToBlock, done, load.rows.length, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)];
+  await beginPageSession(client);
+  const checkpoint = checkpointValues(load.chunkId, load.checkpoint, load.rows.length);
   if (load.mode === 'merge') {
     const held = await budget.time('copy', () => client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]));
     if (held.rows[0]?.held) return { inserted: 0, updated: 0, unchanged: load.rows.length };
@@ -185,7 +219,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
       }
     }
     await budget.time('commit', async () => {
-      await client.query(CHECKPOINT, checkpoint);
+      await client.query(CHECKPOINT, [...checkpoint, 1]);
       await client.query('COMMIT');
     });
     return counts;

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { systemClock } from '../src/common/clock.ts';
+import type { TransferRecord } from '../src/dataset/types.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { openCopyGroup, type GroupedPage } from '../src/warehouse/copy-group.ts';
+import { copyTransfers } from '../src/warehouse/copy.ts';
+import type { MergeCounts, PageLoad } from '../src/warehouse/load-page.ts';
+import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
+import { captureLogger, migratedWarehouse, rowToTransfer } from './helpers/exporter.ts';
+
+type Target = Awaited<ReturnType<typeof migratedWarehouse>>;
+const RUN = '1';
+const quiet = pino({ level: 'silent' });
+
+// one chain, two contracts: each contract's range is one chunk, read newest first in pages of 50
+const chain = generateSyntheticDataset({ seed: 77, blocks: 400, tokens: 2, transfers: 600, startBlock: 5_000_000 });
+const contracts = [...new Set(chain.transfers.map((t) => t.contractAddress))].sort();
+const rowsOf = (contract: string) => chain.transfers.filter((t) => t.contractAddress === contract).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
+
+/** A chunk's pages of `size` rows, each with the checkpoint the chunk reaches after it (pages end on a block's last row). */
+function pagesOf(range: RangeState, rows: readonly TransferRecord[], size: number): Omit<PageLoad, 'mode'>[] {
+  const chunk = range.chunks[0]!;
+  const pages: Omit<PageLoad, 'mode'>[] = [];
+  for (let at = 0; at < rows.length; ) {
+    let end = Math.min(rows.length, at + size);
+    while (end < rows.length && rows[end]!.blockNumber === rows[end - 1]!.blockNumber) end++;
+    const page = rows.slice(at, end);
+    const done = end === rows.length;
+    pages.push({
+      runId: RUN,
+      chainId: 1,
+      rangeId: range.id,
+      chunkId: chunk.id,
+      contract: range.contract,
+      rows: page,
+      interior: null,
+      carried: [],
+      openRows: [],
+      checkpoint: { pageKey: done ? null : `key-${end}`, resumeToBlock: page.at(-1)!.blockNumber, done, openKeys: [] },
+    });
+    at = end;
+  }
+  return pages;
+}
+
+describe('the group writer of fresh pages', () => {
+  let target: Target;
+  beforeAll(async () => {
+    target = await migratedWarehouse('copy_group');
+  });
+  afterAll(async () => {
+    await target.drop();
+  });
+
+  /** A new range per contract over the chain's blocks, each one fresh chunk; the warehouse emptied first. */
+  const freshRanges = async (): Promise<RangeState[]> => {
+    await target.warehouse.pool.query('TRUNCATE token_transfers, export_chunks, export_ranges CASCADE');
+    const first = chain.transfers.reduce((m, t) => Math.min(m, t.blockNumber), Infinity);
+    const last = chain.transfers.reduce((m, t) => Math.max(m, t.blockNumber), 0);
+    const ranges: RangeState[] = [];
+    for (const contract of contracts) {
+      const range = await createRange(target.warehouse.db, {
+        chainId: 1,
+        job: 'group',
+        contract,
+        fromBlock: first,
+        toBlock: last,
+        runId: RUN,
+        chunks: [{ fromBlock: first, toBlock: last }],
+      });
+      range.chunks[0]!.fresh = true;
+      ranges.push(range);
+    }
+    return ranges;
+  };
+  const stored = async () => (await target.warehouse.db.selectFrom('token_transfers').selectAll().execute()).map(rowToTransfer);
+  const chunkRows = async () =>
+    (await target.warehouse.db.selectFrom('export_chunks').select(['id', 'page_key', 'resume_to_block', 'done', 'pages', 'rows']).orderBy('id').execute()).map((c) => ({
+      ...c,
+      resume_to_block: Number(c.resume_to_block),
+      pages: Number(c.pages),
+      rows: Number(c.rows),
+    }));
+  const sorted = (rows: readonly TransferRecord[]) =>
+    [...rows].sort((a, b) => (a.transactionHash < b.transactionHash ? -1 : a.transactionHash > b.transactionHash ? 1 : a.logIndex - b.logIndex));
+  const scopeOf = (range: RangeState) => ({ job: 'group', contract: range.contract, chunk: range.chunks[0]! });
+
+  /** Every page of both chunks into one group, the chunks' pages interleaved; resolves to the commits, in order. */
+  const addAll = async (group: ReturnType<typeof openCopyGroup>, ranges: RangeState[], size = 50): Promise<Promise<MergeCounts>[]> => {
+    const lists = ranges.map((r) => pagesOf(r, rowsOf(r.contract), size));
+    const committed: Promise<MergeCounts>[] = [];
+    for (let i = 0; i < Math.max(...lists.map((l) => l.length)); i++) {
+      for (const [k, list] of lists.entries()) {
+        if (i >= list.length) continue;
+        const page: GroupedPage = await group.add(list[i]!, scopeOf(ranges[k]!));
+        committed.push(page.committed);
+      }
+    }
+    return committed;
+  };
+
+  it('commits the pages of several chunks together, each chunk moved to the position after its last page', async () => {
+    const ranges = await freshRanges();
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
+    const committed = await addAll(group, ranges);
+    // written, not committed: another connection sees neither the rows nor the positions
+    expect(await stored()).toEqual([]);
+    expect((await chunkRows()).every((c) => c.pages === 0 && c.page_key === null)).toBe(true);
+    await group.close();
+    const counts = await Promise.all(committed);
+    expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length);
+    expect(counts.every((c) => c.updated === 0 && c.unchanged === 0)).toBe(true);
+    expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+    const expected = ranges.map((r) => {
+      const pages = pagesOf(r, rowsOf(r.contract), 50);
+      return { id: r.chunks[0]!.id, page_key: null, resume_to_block: pages.at(-1)!.checkpoint.resumeToBlock, done: true, pages: pages.length, rows: rowsOf(r.contract).length };
+    });
+    expect(await chunkRows()).toEqual(expected);
+  });
+
+  it('commits when the open transaction holds maxRows rows, so a stop loses only what came after', async () => {
+    const ranges = await freshRanges();
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 120, maxAgeMs: 60_000 });
+    const [range] = ranges;
+    const pages = pagesOf(range!, rowsOf(range!.contract), 50);
+    let committedRows = 0;
+    for (const page of pages.slice(0, 3)) {
+      await group.add(page, scopeOf(range!));
+      committedRows += page.rows.length;
+    }
+    // the third page took the transaction past 120 rows: it committed with the chunk at the third page's position
+    const [chunk] = (await chunkRows()).filter((c) => c.id === range!.chunks[0]!.id);
+    expect(chunk).toMatchObject({ pages: 3, rows: committedRows, page_key: pages[2]!.checkpoint.pageKey, resume_to_block: pages[2]!.checkpoint.resumeToBlock });
+    expect((await stored()).length).toBe(committedRows);
+    await group.close();
+  });
+
+  it('when a row of one chunk is there already, writes the pages again one by one: that chunk merges, the other copies, nothing is lost or doubled', async () => {
+    const ranges = await freshRanges();
+    // another job stored two rows of the second contract meanwhile (one of them stale)
+    const [theirs] = [rowsOf(ranges[1]!.contract)];
+    const before = [theirs![10]!, { ...theirs![20]!, value: '1' }];
+    const client = await target.warehouse.pool.connect();
+    await copyTransfers(client, 'token_transfers', before, ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t9\t9');
+    client.release();
+    const log = captureLogger();
+    const group = openCopyGroup(target.warehouse, { logger: log.logger, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
+    const committed = await addAll(group, ranges);
+    await group.close();
+    const counts = await Promise.all(committed);
+    expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length - 2);
+    expect(counts.reduce((n, c) => n + c.updated, 0)).toBe(1);
+    expect(counts.reduce((n, c) => n + c.unchanged, 0)).toBe(1);
+    expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+    expect(ranges[0]!.chunks[0]!.fresh).toBe(true);
+    expect(ranges[1]!.chunks[0]!.fresh).toBe(false);
+    expect(log.text()).toContain('a transaction of several pages failed; writing its pages again one by one');
+    expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
+  });
+
+  it('when its connection is lost, writes the open pages again on a new one', async () => {
+    const ranges = await freshRanges();
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
+    const lists = ranges.map((r) => pagesOf(r, rowsOf(r.contract), 50));
+    const committed: Promise<MergeCounts>[] = [];
+    for (const page of lists[0]!.slice(0, 2)) committed.push((await group.add(page, scopeOf(ranges[0]!))).committed);
+    // the server ends the backend that holds the open COPY
+    const killed = await target.warehouse.pool.query<{ n: number }>(
+      "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY token_transfers%' AND pid <> pg_backend_pid()",
+    );
+    expect(killed.rows[0]!.n).toBe(1);
+    for (const page of [...lists[0]!.slice(2), ...lists[1]!]) committed.push((await group.add(page, scopeOf(ranges[page.contract === ranges[0]!.contract ? 0 : 1]!))).committed);
+    await group.close();
+    await Promise.all(committed);
+    expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+    expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
+  });
+});
