@@ -33,21 +33,22 @@ interface Setup {
 const NODE_SPAN = 5;
 const SETUPS: Record<'builder' | 'node', Setup> = {
   // a long backfill: 20,000 transfers of 3 tokens in pages of 50 (~400 pages over 6 chunks), a few ms of
-  // latency per request
+  // latency per request; a first load's transaction holds about four pages (`--commit-rows`), so the kills fall
+  // between and inside transactions of several pages, and ten of them still leave work for the last run
   builder: {
     options: { seed: 31, blocks: 5_000, tokens: 3, transfers: 20_000, startBlock: 7_000_000 },
     devnet: { faults: { latencyMs: [2, 6] }, seed: 31 },
-    args: ['--page-size', '50'],
+    args: ['--page-size', '50', '--commit-rows', '200'],
     figures: 'crash-kill',
     page: { pageSize: 50 },
   },
   // the same for a node job (`--source node`), on a smaller chain: 4,000 transfers of 3 tokens over 1,000
   // blocks in eth_getLogs spans of 5 blocks (~600 pages over 6 chunks), each span's headers fetched for its
-  // blooms; the same 10 kills at the same moments
+  // blooms, transactions of about four spans; the same 10 kills at the same moments
   node: {
     options: { seed: 31, blocks: 1_000, tokens: 3, transfers: 4_000, startBlock: 7_000_000 },
     devnet: { faults: { latencyMs: [2, 6] }, seed: 31, logsLimits: { maxRange: NODE_SPAN, style: 'infura' } },
-    args: ['--source', 'node'],
+    args: ['--source', 'node', '--commit-rows', '30'],
     figures: 'crash-kill-node',
     page: { source: 'node', logsSpanBlocks: NODE_SPAN },
   },

@@ -36,31 +36,9 @@ export async function reconcileRanges(
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) continue;
       claimedSpans.push(range);
-      // export_missing grew since the planner last sampled it: with stale statistics it may think it empty
-      // and scan it once per row (seconds for tens of thousands of keys). Joins by hash are linear whatever
-      // the statistics say.
-      await sql`SET LOCAL enable_nestloop = off; SET LOCAL jit = off`.execute(trx);
-      const moved = await sql<{ removed: number }>`
-        WITH doomed AS (
-          SELECT m.transaction_hash, m.log_index, m.block_number FROM export_missing m WHERE m.range_id = ${range.id}
-        ), gone AS (
-          DELETE FROM token_transfers t
-          USING doomed d
-          WHERE t.chain_id = ${range.chainId} AND t.transaction_hash = d.transaction_hash AND t.log_index = d.log_index AND t.block_number = d.block_number
-            AND t.contract_address = ${range.contract}
-            AND t.block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}
-          RETURNING t.*
-        ), kept AS (
-          INSERT INTO token_transfers_removed (
-            chain_id, transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
-            block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, removed_by_run)
-          SELECT chain_id, transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
-            block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, ${runId}
-          FROM gone
-          RETURNING 1
-        )
-        SELECT count(*)::int AS removed FROM kept`.execute(trx);
-      await sql`SET LOCAL enable_nestloop = on`.execute(trx);
+      // a first load's range found nothing missing: no statement to plan (with the joins below it costs tens of ms)
+      const missing = await trx.selectFrom('export_missing').select(sql<number>`1`.as('one')).where('range_id', '=', range.id).limit(1).executeTakeFirst();
+      const removed = missing ? await removeMissing(trx, range, runId) : 0;
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
         WHERE chain_id = ${range.chainId} AND contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
@@ -71,7 +49,7 @@ export async function reconcileRanges(
         .execute();
       await trx.deleteFrom('export_missing').where('range_id', '=', range.id).execute();
       await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
-      results.set(range.id, { removed: moved.rows[0]?.removed ?? 0, rows });
+      results.set(range.id, { removed, rows });
     }
     // once per block, however many contracts' ranges cover it; a header's state can only change where a row
     // left its block (removed, or moved by an update), or where one came back to a header marked orphaned
@@ -83,6 +61,36 @@ export async function reconcileRanges(
     }
     return results;
   });
+}
+
+/** Moves the rows a range's pages found missing (export_missing) to token_transfers_removed; resolves to how many. */
+async function removeMissing(trx: Kysely<Database>, range: RangeState, runId: string): Promise<number> {
+  // export_missing grew since the planner last sampled it: with stale statistics it may think it empty
+  // and scan it once per row (seconds for tens of thousands of keys). Joins by hash are linear whatever
+  // the statistics say.
+  await sql`SET LOCAL enable_nestloop = off; SET LOCAL jit = off`.execute(trx);
+  const moved = await sql<{ removed: number }>`
+    WITH doomed AS (
+      SELECT m.transaction_hash, m.log_index, m.block_number FROM export_missing m WHERE m.range_id = ${range.id}
+    ), gone AS (
+      DELETE FROM token_transfers t
+      USING doomed d
+      WHERE t.chain_id = ${range.chainId} AND t.transaction_hash = d.transaction_hash AND t.log_index = d.log_index AND t.block_number = d.block_number
+        AND t.contract_address = ${range.contract}
+        AND t.block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}
+      RETURNING t.*
+    ), kept AS (
+      INSERT INTO token_transfers_removed (
+        chain_id, transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
+        block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, removed_by_run)
+      SELECT chain_id, transaction_hash, log_index, contract_address, from_address, to_address, value, block_number,
+        block_hash, block_timestamp, transaction_index, inserted_by_run, updated_by_run, ${runId}
+      FROM gone
+      RETURNING 1
+    )
+    SELECT count(*)::int AS removed FROM kept`.execute(trx);
+  await sql`SET LOCAL enable_nestloop = on`.execute(trx);
+  return moved.rows[0]?.removed ?? 0;
 }
 
 async function hasOrphanedHeader(trx: Kysely<Database>, chainId: number, span: Span): Promise<boolean> {
