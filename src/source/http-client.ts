@@ -21,7 +21,7 @@ import {
 import type { RateLimiter } from '../common/rate-limiter.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
-import { jsonText } from './json-text.ts';
+import { parseJsonBody } from './json-body.ts';
 
 export interface HttpClientConfig {
   /** The longest one attempt may take, headers and body. */
@@ -187,7 +187,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     let parseError: string | undefined;
     let text: string | undefined;
     try {
-      json = budget.timeSync('parse', () => JSON.parse(jsonText(body)));
+      json = budget.timeSync('parse', () => parseJsonBody(body));
     } catch {
       // what a person reads in an error: the body as it came, and the parser's words about it
       text = Buffer.concat(body).toString('utf8');
