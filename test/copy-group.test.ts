@@ -125,11 +125,13 @@ describe('the group writer of fresh pages', () => {
     const [range] = ranges;
     const pages = pagesOf(range!, rowsOf(range!.contract), 50);
     let committedRows = 0;
+    let third: Promise<MergeCounts> | undefined;
     for (const page of pages.slice(0, 3)) {
-      await group.add(page, scopeOf(range!));
+      third = (await group.add(page, scopeOf(range!))).committed;
       committedRows += page.rows.length;
     }
     // the third page took the transaction past 120 rows: it committed with the chunk at the third page's position
+    await third;
     const [chunk] = (await chunkRows()).filter((c) => c.id === range!.chunks[0]!.id);
     expect(chunk).toMatchObject({ pages: 3, rows: committedRows, page_key: pages[2]!.checkpoint.pageKey, resume_to_block: pages[2]!.checkpoint.resumeToBlock });
     expect((await stored()).length).toBe(committedRows);

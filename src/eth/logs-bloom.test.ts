@@ -37,7 +37,7 @@ describe('logs bloom', () => {
     expect(checked).toBe(transfers.length);
   });
 
-  it('remembers bits past its size as hashing gives them, for addresses and topics apart', () => {
+  it('remembers bits past its size as hashing gives them, for addresses and topics apart, and for addresses that share a slot', () => {
     const bits = createBloomBitsCache(4);
     const addresses = Array.from({ length: 50 }, (_, i) => `0x${i.toString(16).padStart(40, '0')}`);
     const topic = (a: string) => {
@@ -45,7 +45,8 @@ describe('logs bloom', () => {
       t.set(hexToBytes(a.slice(2)), 12);
       return t;
     };
-    // three passes over ten times the size, then the same few again and again (kept): every answer is the hash's
+    // all fifty share their first seven hex digits (one slot, taken in turns); three passes over ten times the
+    // size, then the same few again and again (kept): every answer is the hash's
     for (const order of [addresses, addresses, [...addresses].reverse(), Array.from({ length: 40 }, (_, i) => addresses[i % 2]!)]) {
       for (const a of order) {
         expect(bits('address', a)).toEqual(bloomBits(hexToBytes(a.slice(2))));

@@ -64,21 +64,38 @@ export function createBloomBitsCache(size = 65_536): BloomBitsCache {
   return (kind, hex) => (kind === 'address' ? addresses(hex) : topics(hex));
 }
 
-/** A map of `compute(key)` that remembers at least the last `half` keys asked for, and at most twice as many. */
+/**
+ * A map of `compute(key)` that remembers at least the last `half` keys asked for, and at most twice as many. Keys are
+ * `0x` hex: each is filed under the number its first seven digits make (a small integer, which V8 hashes and compares
+ * at once, where a fresh 42-character string is hashed whole on every look-up) and kept beside its value, so a
+ * look-up is one compare of the whole key; two keys that share those digits take turns in the slot.
+ */
 function generations(half: number, compute: (key: string) => readonly number[]): (key: string) => readonly number[] {
-  let newer = new Map<string, readonly number[]>();
-  let older = new Map<string, readonly number[]>();
+  let newer = new Map<number, { key: string; value: readonly number[] }>();
+  let older = new Map<number, { key: string; value: readonly number[] }>();
   return (key) => {
-    let value = newer.get(key);
-    if (value !== undefined) return value;
-    value = older.get(key) ?? compute(key);
+    const slot = hexPrefix(key);
+    const hit = newer.get(slot);
+    if (hit !== undefined && hit.key === key) return hit.value;
+    const old = older.get(slot);
+    const value = old !== undefined && old.key === key ? old.value : compute(key);
     if (newer.size >= half) {
       older = newer;
       newer = new Map();
     }
-    newer.set(key, value);
+    newer.set(slot, { key, value });
     return value;
   };
+}
+
+/** The number the seven characters after `0x` make as hex digits (any other character counts as some digit: the key is compared whole anyway). */
+function hexPrefix(key: string): number {
+  let n = 0;
+  for (let i = 2; i < 9; i++) {
+    const c = key.charCodeAt(i);
+    n = (n << 4) | ((c <= 57 ? c - 48 : c - 87) & 15);
+  }
+  return n;
 }
 
 /**

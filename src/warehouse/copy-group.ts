@@ -6,7 +6,7 @@ import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { copyLine, TRANSFER_COLUMNS } from './copy.ts';
 import type { Warehouse } from './db.ts';
-import { beginPageSession, writeCheckpoints, type MergeCounts, type PageLoad } from './load-page.ts';
+import { beginPageSession, moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
 import { openPageWriter } from './page-writer.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import type { ChunkState } from './ranges.ts';
@@ -43,9 +43,13 @@ export interface GroupedPage {
  * pages are read again. Measured on a 2-core machine with PostgreSQL 15 (200,000 transfers): one COPY stream
  * took 3.5–3.9 s of PostgreSQL CPU, where a transaction per page on four connections took 6.0–6.3 s.
  *
- * A transaction that fails (a row is in token_transfers already: another job loaded those blocks; a deadlock; a
- * lost connection) is rolled back and its pages are written again one by one, as a chunk's page writer does
- * (`page-writer.ts`: COPY, or a merge once a row is found there, with its retries), in the order they came.
+ * A commit is not waited for: the end of the COPY, the checkpoints, `COMMIT; BEGIN` and the next COPY are queued on
+ * the connection at once, and pages go on into the next COPY while PostgreSQL works through the last one (pg sends
+ * each statement as the one before it ends, with no turn of the exporter's event loop between them). Its outcome is
+ * looked at before the next transaction commits, or when the group is flushed. A transaction that failed (a row is in
+ * token_transfers already: another job loaded those blocks; a deadlock; a lost connection) is rolled back with the
+ * one after it, and the pages of both are written again one by one, in the order they came, as a chunk's page writer
+ * does (`page-writer.ts`: COPY, or a merge once a row is found there, with its retries).
  */
 export interface CopyGroup {
   /**
@@ -54,9 +58,9 @@ export interface CopyGroup {
    * Pages of one chunk must come in order, and none of the chunk's through another writer until they are committed.
    */
   add(load: Omit<PageLoad, 'mode'>, scope: { job: string; contract: string; chunk: ChunkState }): Promise<GroupedPage>;
-  /** Commits the open transaction, if any. */
+  /** Commits the open transaction, if any, and resolves once every page taken so far is committed. */
   flush(): Promise<void>;
-  /** Commits what is open and gives the connection back. */
+  /** Flushes, then gives the connection back. */
   close(): Promise<void>;
 }
 
@@ -67,7 +71,8 @@ interface Entry {
   reject(err: unknown): void;
 }
 
-interface OpenTransaction {
+interface Transaction {
+  client: pg.PoolClient;
   stream: ReturnType<typeof copyStreams.from>;
   /** The first error the COPY stream reported (PostgreSQL refused a row, or the connection broke). */
   failed?: unknown;
@@ -75,11 +80,13 @@ interface OpenTransaction {
   rows: number;
   startedAt: number;
   timer?: ReturnType<typeof setTimeout>;
+  /** Once sealed: resolves to undefined when it committed, else to what failed. */
+  outcome?: Promise<unknown>;
 }
 
 /** Rows per write into the COPY stream: about 33 KB of text (see `copy.ts`). */
-const WRITE_BATCH = 100;
-const PROVENANCE = ['chain_id', 'inserted_by_run', 'updated_by_run'];
+const WRITE_BATCH = 300;
+const COPY_INTO = `COPY token_transfers (${[...TRANSFER_COLUMNS, 'chain_id', 'inserted_by_run', 'updated_by_run'].join(', ')}) FROM STDIN`;
 
 /**
  * Opens the group writer of one run (or one queued task): no connection until the first page.
@@ -92,8 +99,11 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   const budget = deps.budget ?? NO_BUDGET;
   let client: pg.PoolClient | undefined;
   let broken = false;
-  let open: OpenTransaction | undefined;
-  // one thing at a time on the connection: adds, commits and replays queue up here
+  /** The transaction pages go into. */
+  let open: Transaction | undefined;
+  /** The transaction whose commit is under way or whose outcome nobody looked at yet. */
+  let sealed: Transaction | undefined;
+  // one thing at a time: adds, commits and replays queue up here
   let turn: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     const next = turn.then(work);
@@ -122,24 +132,23 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     return c;
   };
 
-  const begin = async (load: Omit<PageLoad, 'mode'>): Promise<OpenTransaction> => {
-    const c = await connect();
-    await c.query('BEGIN');
-    const columns = [...TRANSFER_COLUMNS, ...PROVENANCE].join(', ');
-    const stream = c.query(copyStreams.from(`COPY token_transfers (${columns}) FROM STDIN`));
-    const tx: OpenTransaction = { stream, entries: [], rows: 0, startedAt: deps.clock.now() };
+  /** A transaction whose COPY is queued on `c` (after a `BEGIN` the caller queued): pages may be written at once. */
+  const transaction = (c: pg.PoolClient, suffix: string): Transaction => {
+    const stream = c.query(copyStreams.from(COPY_INTO));
+    const tx: Transaction = { client: c, stream, entries: [], rows: 0, startedAt: deps.clock.now() };
     stream.on('error', (err: unknown) => {
       tx.failed ??= err;
     });
-    // the run id and chain are the same for every page of the group
-    suffixes.set(tx, `\t${load.chainId}\t${load.runId}\t${load.runId}\n`);
-    tx.timer = setTimeout(() => void exclusive(() => (open === tx ? commit() : Promise.resolve())).catch(() => undefined), policy.maxAgeMs);
+    suffixes.set(tx, suffix);
+    tx.timer = setTimeout(() => void exclusive(() => (open === tx ? commit(false) : Promise.resolve())).catch(() => undefined), policy.maxAgeMs);
     tx.timer.unref();
     return tx;
   };
-  const suffixes = new WeakMap<OpenTransaction, string>();
+  // the run id and chain are the same for every page of a transaction
+  const suffixes = new WeakMap<Transaction, string>();
+  const suffixOf = (load: Omit<PageLoad, 'mode'>) => `\t${load.chainId}\t${load.runId}\t${load.runId}\n`;
 
-  const write = async (tx: OpenTransaction, rows: readonly TransferRecord[]) => {
+  const write = async (tx: Transaction, rows: readonly TransferRecord[]) => {
     const suffix = suffixes.get(tx)!;
     // oldest first: each index then grows at the end of the page's run of keys
     for (let end = rows.length; end > 0; end -= WRITE_BATCH) {
@@ -150,25 +159,60 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     }
   };
 
-  const commit = async (): Promise<void> => {
+  /**
+   * Seals the open transaction: its COPY ends and its checkpoints and COMMIT are queued behind it, with (`next`) the
+   * next transaction's BEGIN and COPY, which becomes the open one. The transaction sealed before is looked at first.
+   */
+  const commit = async (next: boolean): Promise<void> => {
+    await settle();
     const tx = open;
     if (!tx) return;
     open = undefined;
     clearTimeout(tx.timer);
-    try {
-      await budget.time('copy', () => endCopy(tx));
-      await budget.time('commit', async () => {
-        await writeCheckpoints(
-          client!,
-          tx.entries.map((e) => e.load),
-        );
-        await client!.query('COMMIT');
-      });
-    } catch (err) {
-      await replay(tx.entries, err);
-      return;
+    const c = tx.client;
+    tx.stream.end();
+    const moved = moveChunks(
+      c,
+      tx.entries.map((e) => e.load),
+    );
+    const committed = c.query(next ? 'COMMIT; BEGIN' : 'COMMIT');
+    if (next) open = transaction(c, suffixes.get(tx)!);
+    tx.outcome = Promise.all([finished(tx), moved, committed]).then(
+      () => {
+        for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
+        return undefined;
+      },
+      (err: unknown) => err ?? new Error('the transaction failed'),
+    );
+    sealed = tx;
+  };
+
+  /** Looks at the sealed transaction's outcome: when it failed, it and the open one are rolled back and their pages written again. */
+  const settle = async (): Promise<void> => {
+    const tx = sealed;
+    if (!tx) return;
+    const error = await budget.time('commit', () => tx.outcome!);
+    sealed = undefined;
+    if (error === undefined) return;
+    const later = open;
+    open = undefined;
+    if (later) await abandon(later);
+    await replay([...tx.entries, ...(later?.entries ?? [])], error);
+  };
+
+  /** Ends a transaction unfinished: its COPY fails, and it is rolled back. */
+  const abandon = async (tx: Transaction) => {
+    clearTimeout(tx.timer);
+    if (!tx.failed) {
+      const ended = finished(tx).catch(() => undefined);
+      try {
+        tx.stream.destroy(new Error('an earlier transaction of the group failed; its pages are written again'));
+        await ended;
+      } catch {
+        // the connection is gone: nothing of the transaction stays
+      }
     }
-    for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
+    await tx.client.query('ROLLBACK').catch(() => undefined);
   };
 
   /** After a failed transaction: its pages written again one at a time, each with its chunk's page writer. */
@@ -208,12 +252,16 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
           committed = new Promise<MergeCounts>((resolve, reject) => made({ load, scope, resolve, reject }));
         });
         committed.catch(() => undefined); // the chunk awaits it, or has stopped
-        try {
-          open ??= await begin(load);
-        } catch (err) {
-          // no transaction: the page is written on its own, with the page writer's retries
-          await replay([entry], err);
-          return { committed };
+        if (!open) {
+          try {
+            const c = await connect();
+            void c.query('BEGIN').catch(() => undefined); // its failure fails the COPY queued behind it
+            open = transaction(c, suffixOf(load));
+          } catch (err) {
+            // no transaction: the page is written on its own, with the page writer's retries
+            await replay([entry], err);
+            return { committed };
+          }
         }
         const tx = open;
         tx.entries.push(entry);
@@ -221,28 +269,34 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         try {
           await budget.time('copy', () => write(tx, load.rows));
         } catch (err) {
+          // the transaction is lost: with the one sealed before it, if that failed too, its pages are written again
           open = undefined;
           clearTimeout(tx.timer);
+          await settle().catch(() => undefined);
           await replay(tx.entries, err);
           return { committed };
         }
-        if (tx.rows >= policy.maxRows || deps.clock.now() - tx.startedAt >= policy.maxAgeMs) await commit();
+        if (tx.rows >= policy.maxRows || deps.clock.now() - tx.startedAt >= policy.maxAgeMs) await commit(true);
         return { committed };
       });
     },
     flush() {
-      return exclusive(commit);
+      return exclusive(async () => {
+        await commit(false);
+        await settle();
+      });
     },
     close() {
       return exclusive(async () => {
-        await commit();
+        await commit(false);
+        await settle();
         release();
       });
     },
   };
 }
 
-function drained(tx: OpenTransaction): Promise<void> {
+function drained(tx: Transaction): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const done = (err?: unknown) => {
       tx.stream.off('drain', onDrain);
@@ -256,11 +310,11 @@ function drained(tx: OpenTransaction): Promise<void> {
   });
 }
 
-function endCopy(tx: OpenTransaction): Promise<void> {
+/** Resolves once the transaction's COPY has ended (PostgreSQL answered it); rejects with what failed it. */
+function finished(tx: Transaction): Promise<void> {
   if (tx.failed) return Promise.reject(tx.failed);
   return new Promise<void>((resolve, reject) => {
     tx.stream.once('finish', () => resolve());
     tx.stream.once('error', reject);
-    tx.stream.end();
   });
 }

@@ -91,7 +91,7 @@ const RECORD_MISSING = `
 
 const CHECKPOINT = `
   UPDATE export_chunks
-  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + $8, rows = rows + $5,
+  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + 1, rows = rows + $5,
     open_hashes = $6, open_log_indexes = $7, updated_at = now()
   WHERE id = $1`;
 
@@ -147,29 +147,55 @@ function checkpointValues(chunkId: string, checkpoint: ChunkCheckpoint, rows: nu
   return [chunkId, pageKey, resumeToBlock, done, rows, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)];
 }
 
-/**
- * The checkpoints of a transaction that holds these pages (of one or more chunks, each chunk's in order), as the
- * parameters of CHECKPOINT: one per chunk, moving it to the position after its last page there, with its pages and
- * rows counted.
- *
- * @example chunkCheckpoints([p1OfChunk7, p2OfChunk7, p1OfChunk8]) // → [['7', …, 2], ['8', …, 1]]
- */
-export function chunkCheckpoints(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): unknown[][] {
-  const byChunk = new Map<string, { checkpoint: ChunkCheckpoint; pages: number; rows: number }>();
-  for (const load of loads) {
-    const seen = byChunk.get(load.chunkId);
-    if (seen) {
-      seen.checkpoint = load.checkpoint;
-      seen.pages++;
-      seen.rows += load.rows.length;
-    } else byChunk.set(load.chunkId, { checkpoint: load.checkpoint, pages: 1, rows: load.rows.length });
-  }
-  return [...byChunk].map(([id, c]) => [...checkpointValues(id, c.checkpoint, c.rows), c.pages]);
+/** A chunk's position after the pages of a transaction, with the pages and rows they added. */
+export interface ChunkMove {
+  id: string;
+  page_key: string | null;
+  resume_to_block: number | null;
+  done: boolean;
+  pages: number;
+  rows: number;
+  open_hashes: string[];
+  open_log_indexes: number[];
 }
 
-/** Moves the chunks of these pages to their checkpoints (`chunkCheckpoints`), in the caller's open transaction. */
-export async function writeCheckpoints(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<void> {
-  for (const values of chunkCheckpoints(loads)) await client.query(CHECKPOINT, values);
+/**
+ * The checkpoints of a transaction that holds these pages (of one or more chunks, each chunk's in order): one per
+ * chunk, the position after its last page there, with its pages and rows counted. Pure.
+ *
+ * @example chunkMoves([p1OfChunk7, p2OfChunk7, p1OfChunk8]) // → [{ id: '7', …, pages: 2 }, { id: '8', …, pages: 1 }]
+ */
+export function chunkMoves(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): ChunkMove[] {
+  const byChunk = new Map<string, ChunkMove>();
+  for (const { chunkId, rows, checkpoint } of loads) {
+    const move = byChunk.get(chunkId) ?? { id: chunkId, page_key: null, resume_to_block: null, done: false, pages: 0, rows: 0, open_hashes: [], open_log_indexes: [] };
+    move.page_key = checkpoint.pageKey;
+    move.resume_to_block = checkpoint.resumeToBlock;
+    move.done = checkpoint.done;
+    move.open_hashes = checkpoint.openKeys.map((k) => k.transactionHash);
+    move.open_log_indexes = checkpoint.openKeys.map((k) => k.logIndex);
+    move.pages++;
+    move.rows += rows.length;
+    byChunk.set(chunkId, move);
+  }
+  return [...byChunk.values()];
+}
+
+// Every chunk of a transaction of the group writer moved in one statement ($1: `chunkMoves` as JSON)
+const MOVE_CHUNKS = `
+  UPDATE export_chunks c
+  SET page_key = m.page_key, resume_to_block = m.resume_to_block, done = m.done, pages = c.pages + m.pages, rows = c.rows + m.rows,
+    open_hashes = m.open_hashes, open_log_indexes = m.open_log_indexes, updated_at = now()
+  FROM jsonb_to_recordset($1::jsonb) AS m (
+    id bigint, page_key text, resume_to_block bigint, done boolean, pages integer, rows bigint, open_hashes text[], open_log_indexes integer[])
+  WHERE c.id = m.id`;
+
+/**
+ * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement, in the caller's open
+ * transaction. Not awaited by the caller it may be queued behind a COPY on the same connection.
+ */
+export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
+  return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads))]);
 }
 
 /** Gives a connection that loaded pages its default settings back, before it returns to the pool. */
@@ -219,7 +245,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
       }
     }
     await budget.time('commit', async () => {
-      await client.query(CHECKPOINT, [...checkpoint, 1]);
+      await client.query(CHECKPOINT, checkpoint);
       await client.query('COMMIT');
     });
     return counts;
