@@ -43,10 +43,10 @@ export interface GroupedPage {
  * pages are read again. Measured on a 2-core machine with PostgreSQL 15 (200,000 transfers): one COPY stream
  * took 3.5–3.9 s of PostgreSQL CPU, where a transaction per page on four connections took 6.0–6.3 s.
  *
- * A commit is not waited for: the end of the COPY, the checkpoints, `COMMIT; BEGIN` and the next COPY are queued on
- * the connection at once, and pages go on into the next COPY while PostgreSQL works through the last one (pg sends
- * each statement as the one before it ends, with no turn of the exporter's event loop between them). Its outcome is
- * looked at before the next transaction commits, or when the group is flushed. A transaction that failed (a row is in
+ * A commit is not waited for: the end of the COPY, the checkpoints, `COMMIT`, `BEGIN` and the next COPY follow one
+ * another on the connection while pages are already written into the next COPY (held until it starts), so PostgreSQL
+ * goes from the one to the next without waiting on the exporter. Its outcome is looked at before the next transaction
+ * commits, or when the group is flushed. A transaction that failed (a row is in
  * token_transfers already: another job loaded those blocks; a deadlock; a lost connection) is rolled back with the
  * one after it, and the pages of both are written again one by one, in the order they came, as a chunk's page writer
  * does (`page-writer.ts`: COPY, or a merge once a row is found there, with its retries).
@@ -132,9 +132,17 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     return c;
   };
 
-  /** A transaction whose COPY is queued on `c` (after a `BEGIN` the caller queued): pages may be written at once. */
-  const transaction = (c: pg.PoolClient, suffix: string): Transaction => {
-    const stream = c.query(copyStreams.from(COPY_INTO));
+  /**
+   * A transaction on `c` whose COPY is sent once `begun` settles (after the transaction before it has ended and a
+   * `BEGIN`): pages may be written into it at once, and wait there (backpressure) until it starts.
+   */
+  const transaction = (c: pg.PoolClient, suffix: string, begun: Promise<unknown>): Transaction => {
+    const stream = copyStreams.from(COPY_INTO);
+    // sent whatever came before: on a connection that broke, the COPY fails at once, and the pages written into it are written again
+    void begun.then(
+      () => c.query(stream),
+      () => c.query(stream),
+    );
     const tx: Transaction = { client: c, stream, entries: [], rows: 0, startedAt: deps.clock.now() };
     stream.on('error', (err: unknown) => {
       tx.failed ??= err;
@@ -160,8 +168,8 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   };
 
   /**
-   * Seals the open transaction: its COPY ends and its checkpoints and COMMIT are queued behind it, with (`next`) the
-   * next transaction's BEGIN and COPY, which becomes the open one. The transaction sealed before is looked at first.
+   * Seals the open transaction: its COPY ends, then its checkpoints and COMMIT follow, and (`next`) the next
+   * transaction's BEGIN and COPY, which becomes the open one at once. The transaction sealed before is looked at first.
    */
   const commit = async (next: boolean): Promise<void> => {
     await settle();
@@ -170,20 +178,38 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     open = undefined;
     clearTimeout(tx.timer);
     const c = tx.client;
+    const ended = finished(tx);
     tx.stream.end();
-    const moved = moveChunks(
-      c,
-      tx.entries.map((e) => e.load),
-    );
-    const committed = c.query(next ? 'COMMIT; BEGIN' : 'COMMIT');
-    if (next) open = transaction(c, suffixes.get(tx)!);
-    tx.outcome = Promise.all([finished(tx), moved, committed]).then(
-      () => {
-        for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
-        return undefined;
-      },
-      (err: unknown) => err ?? new Error('the transaction failed'),
-    );
+    // one statement at a time on the connection (pg takes no second query while one runs); a failure is kept, and
+    // the steps after it still run, so the connection ends in a transaction of its own for the next COPY
+    let failure: { error: unknown } | undefined;
+    const step = async (work: () => Promise<unknown>) => {
+      if (failure) return;
+      try {
+        await work();
+      } catch (error) {
+        failure = { error };
+      }
+    };
+    const closed = (async () => {
+      await step(() => ended);
+      await step(() =>
+        moveChunks(
+          c,
+          tx.entries.map((e) => e.load),
+        ),
+      );
+      // in a transaction a failure aborted, COMMIT rolls it back
+      await c.query('COMMIT').catch((error: unknown) => {
+        failure ??= { error };
+      });
+    })();
+    if (next) open = transaction(c, suffixes.get(tx)!, closed.then(() => c.query('BEGIN')));
+    tx.outcome = closed.then(() => {
+      if (failure) return failure.error ?? new Error('the transaction failed');
+      for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
+      return undefined;
+    });
     sealed = tx;
   };
 
@@ -255,8 +281,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         if (!open) {
           try {
             const c = await connect();
-            void c.query('BEGIN').catch(() => undefined); // its failure fails the COPY queued behind it
-            open = transaction(c, suffixOf(load));
+            open = transaction(c, suffixOf(load), c.query('BEGIN'));
           } catch (err) {
             // no transaction: the page is written on its own, with the page writer's retries
             await replay([entry], err);
