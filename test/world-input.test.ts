@@ -165,7 +165,10 @@ describe('PostgreSQL restarted in the middle of a run', () => {
 
   it('the run completes or fails clearly, and the next run leaves the warehouse exactly equal to the chain', async () => {
     const file = join(tmp, 'restart.json');
-    await writeFile(file, JSON.stringify({ name: 'restart', contracts: contracts().map((address) => ({ address, fromBlock: 500, toBlock: 899 })), pageSize: 20, concurrency: 2, commitRows: 60 }));
+    await writeFile(
+      file,
+      JSON.stringify({ name: 'restart', contracts: contracts().map((address) => ({ address, fromBlock: 500, toBlock: 899 })), pageSize: 20, concurrency: 2, commitRows: 60 }),
+    );
     const env = { ...process.env, DATABASE_URL: postgres!.url, CHAIN_API_URL: `${slow!.origin}/${PROJECT}`, LOG_LEVEL: 'info' };
     // transactions of three pages: the restart falls inside one, and the run is still far from its end
     const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env });

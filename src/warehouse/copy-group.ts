@@ -204,7 +204,12 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         failure ??= { error };
       });
     })();
-    if (next) open = transaction(c, suffixes.get(tx)!, closed.then(() => c.query('BEGIN')));
+    if (next)
+      open = transaction(
+        c,
+        suffixes.get(tx)!,
+        closed.then(() => c.query('BEGIN')),
+      );
     tx.outcome = closed.then(() => {
       if (failure) return failure.error ?? new Error('the transaction failed');
       for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
