@@ -146,6 +146,26 @@ describe('the group writer of fresh pages', () => {
     await group.close();
   });
 
+  it('a page that comes while the transaction the clock sealed is still committing waits for that commit, and every page lands once', async () => {
+    const ranges = await freshRanges();
+    // a transaction is sealed by its timer 2 ms after it opens; pages come 3 ms apart, so most find it committing
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 2 });
+    const lists = ranges.map((r) => pagesOf(r, rowsOf(r.contract), 20));
+    const committed: Promise<MergeCounts>[] = [];
+    for (let i = 0; i < Math.max(...lists.map((l) => l.length)); i++) {
+      for (const [k, list] of lists.entries()) {
+        if (i >= list.length) continue;
+        committed.push((await group.add(list[i]!, scopeOf(ranges[k]!))).committed);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+    }
+    await group.close();
+    const counts = await Promise.all(committed);
+    expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length);
+    expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+    expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
+  }, 30_000);
+
   it('when a row of one chunk is there already, writes the pages again one by one: that chunk merges, the other copies, nothing is lost or doubled', async () => {
     const ranges = await freshRanges();
     // another job stored two rows of the second contract meanwhile (one of them stale)

@@ -527,8 +527,7 @@ function sqlSinks(modules: Map<string, SourceModule>): SqlSink[] {
       if (method === 'query') {
         const first = args[0];
         if (!first) continue;
-        const inner = first.type === 'CallExpression' ? (first['callee'] as AstNode) : undefined;
-        if (inner?.type === 'MemberExpression' && importedFrom(inner['object'] as AstNode, mod) === 'pg-copy-streams') continue; // its own sink, below
+        if (isCopyStream(first, mod)) continue; // its own sink, below
         if (first.type === 'ObjectExpression') {
           const text = (first['properties'] as AstNode[]).find((p) => idName(p['key']) === 'text');
           add('query({ text })', (text?.['value'] as AstNode | undefined) ?? first);
@@ -543,6 +542,16 @@ function sqlSinks(modules: Map<string, SourceModule>): SqlSink[] {
     }
   }
   return sinks;
+}
+
+/** A pg-copy-streams stream: its `from(…)`/`to(…)` call, or a constant holding one (its statement is its own sink). */
+function isCopyStream(n: AstNode, mod: SourceModule): boolean {
+  if (n.type === 'Identifier') {
+    const b = resolveName(idName(n)!, n, mod);
+    return b?.kind === 'const' && isCopyStream(b.init, mod);
+  }
+  const callee = n.type === 'CallExpression' ? (n['callee'] as AstNode) : undefined;
+  return callee?.type === 'MemberExpression' && importedFrom(callee['object'] as AstNode, mod) === 'pg-copy-streams';
 }
 
 /** The module an identifier is imported from, if it is an import. */

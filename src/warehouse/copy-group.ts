@@ -284,6 +284,8 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         });
         committed.catch(() => undefined); // the chunk awaits it, or has stopped
         if (!open) {
+          // the transaction its clock sealed may still be committing on the connection: the next BEGIN follows its COMMIT
+          await settle();
           try {
             const c = await connect();
             open = transaction(c, suffixOf(load), c.query('BEGIN'));
