@@ -18,6 +18,14 @@ describe('jobSchema', () => {
     expectTypeOf<JobConfig['contracts'][number]['toBlock']>().toEqualTypeOf<number | undefined>();
   });
 
+  it('commits a node job every 5,000 rows and a builder job every 20,000 unless the job says', () => {
+    expect(jobSchema.parse({ ...base, source: 'node' }).commitRows).toBe(5_000);
+    expect(jobSchema.parse({ ...base, source: 'builder' }).commitRows).toBe(20_000);
+    expect(jobSchema.parse({ ...base, source: 'node', commitRows: 30_000 }).commitRows).toBe(30_000);
+    expect(jobSchema.parse({ ...base, commitRows: 7 }).commitRows).toBe(7);
+    expectTypeOf<JobConfig['commitRows']>().toEqualTypeOf<number>();
+  });
+
   it('accepts the edges of every range', () => {
     expect(messages({ ...base, contracts: [{ address: USDC, fromBlock: 0, toBlock: 0 }], pageSize: 1, concurrency: 64, finality: 0, requestsPerSecond: 0.5 })).toEqual([]);
     expect(messages({ ...base, pageSize: 1000, concurrency: 1, finality: 10_000 })).toEqual([]);
