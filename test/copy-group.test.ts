@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import pino from 'pino';
 import { systemClock } from '../src/common/clock.ts';
 import type { TransferRecord } from '../src/dataset/types.ts';
@@ -165,6 +166,25 @@ describe('the group writer of fresh pages', () => {
     expect(sorted(await stored())).toEqual(sorted(chain.transfers));
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
   }, 30_000);
+
+  it('gives its connection back with the page session reset, so the next statement on it commits synchronously', async () => {
+    const ranges = await freshRanges();
+    // one connection in the pool: what the group gives back is what the next user gets
+    const pool = new pg.Pool({ connectionString: target.url, max: 1 });
+    try {
+      const group = openCopyGroup({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
+      const [page] = pagesOf(ranges[0]!, rowsOf(ranges[0]!.contract), 50);
+      const { committed } = await group.add(page!, scopeOf(ranges[0]!));
+      await group.close();
+      expect(await committed).toMatchObject({ inserted: page!.rows.length });
+      const settings = await pool.query<{ synchronous_commit: string; enable_seqscan: string }>(
+        "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('enable_seqscan') AS enable_seqscan",
+      );
+      expect(settings.rows[0]).toEqual({ synchronous_commit: 'on', enable_seqscan: 'on' });
+    } finally {
+      await pool.end();
+    }
+  });
 
   it('when a row of one chunk is there already, writes the pages again one by one: that chunk merges, the other copies, nothing is lost or doubled', async () => {
     const ranges = await freshRanges();

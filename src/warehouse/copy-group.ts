@@ -6,7 +6,8 @@ import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { copyLine, TRANSFER_COLUMNS } from './copy.ts';
 import type { Warehouse } from './db.ts';
-import { beginPageSession, moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
+import { moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
+import { holdConnection } from './held-connection.ts';
 import { openPageWriter } from './page-writer.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import type { ChunkState } from './ranges.ts';
@@ -97,8 +98,7 @@ const COPY_INTO = `COPY token_transfers (${[...TRANSFER_COLUMNS, 'chain_id', 'in
  */
 export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined }, policy: GroupPolicy = GROUP_POLICY): CopyGroup {
   const budget = deps.budget ?? NO_BUDGET;
-  let client: pg.PoolClient | undefined;
-  let broken = false;
+  const held = holdConnection(warehouse.pool);
   /** The transaction pages go into. */
   let open: Transaction | undefined;
   /** The transaction whose commit is under way or whose outcome nobody looked at yet. */
@@ -110,28 +110,6 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     turn = next.catch(() => undefined);
     return next;
   };
-  const noteBroken = () => {
-    broken = true;
-  };
-  const release = (err?: Error) => {
-    client?.removeListener('error', noteBroken);
-    client?.release(err);
-    client = undefined;
-    broken = false;
-  };
-
-  const connect = async (): Promise<pg.PoolClient> => {
-    if (client) return client;
-    const c = await warehouse.pool.connect().catch((err: unknown) => {
-      throw classifyPgError(err);
-    });
-    // idle between pages while the API answers: without a listener a dropped connection crashes the process
-    c.on('error', noteBroken);
-    client = c;
-    await beginPageSession(c);
-    return c;
-  };
-
   /**
    * A transaction on `c` whose COPY is sent once `begun` settles (after the transaction before it has ended and a
    * `BEGIN`): pages may be written into it at once, and wait there (backpressure) until it starts.
@@ -248,8 +226,9 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
 
   /** After a failed transaction: its pages written again one at a time, each with its chunk's page writer. */
   const replay = async (entries: readonly Entry[], cause: unknown) => {
-    if (client && (broken || brokenConnection(cause))) release(cause as Error);
-    else if (client) await client.query('ROLLBACK').catch(() => release(cause as Error));
+    const client = held.current();
+    if (client && (held.broken() || brokenConnection(cause))) held.release(cause as Error);
+    else if (client) await client.query('ROLLBACK').catch(() => held.release(cause as Error));
     const first = entries[0];
     deps.logger.info({
       msg: 'a transaction of several pages failed; writing its pages again one by one',
@@ -287,7 +266,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
           // the transaction its clock sealed may still be committing on the connection: the next BEGIN follows its COMMIT
           await settle();
           try {
-            const c = await connect();
+            const c = await held.get();
             open = transaction(c, suffixOf(load), c.query('BEGIN'));
           } catch (err) {
             // no transaction: the page is written on its own, with the page writer's retries
@@ -322,7 +301,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
       return exclusive(async () => {
         await commit(false);
         await settle();
-        release();
+        await held.close();
       });
     },
   };

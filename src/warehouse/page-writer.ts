@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import { withRetry } from '../common/retry.ts';
 import type { Warehouse } from './db.ts';
-import { AlreadyLoadedError, endPageSession, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
+import { AlreadyLoadedError, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
+import { holdConnection } from './held-connection.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import { setFresh, type ChunkState } from './ranges.ts';
 
@@ -29,17 +30,7 @@ export function openPageWriter(
   scope: { job: string; contract: string; chunk: ChunkState },
 ): PageWriter {
   const { chunk } = scope;
-  let client: pg.PoolClient | undefined;
-  let broken = false;
-  const noteBroken = () => {
-    broken = true;
-  };
-  const release = (err?: Error) => {
-    client?.removeListener('error', noteBroken);
-    client?.release(err);
-    client = undefined;
-    broken = false;
-  };
+  const held = holdConnection(warehouse.pool);
 
   const loadOn = async (into: pg.PoolClient, load: Omit<PageLoad, 'mode'>): Promise<MergeCounts> => {
     try {
@@ -57,17 +48,11 @@ export function openPageWriter(
     write: (load) =>
       withRetry(
         async () => {
-          if (!client) {
-            client = await warehouse.pool.connect().catch((err: unknown) => {
-              throw classifyPgError(err);
-            });
-            // held between pages while the API answers: without a listener a dropped connection crashes the process
-            client.on('error', noteBroken);
-          }
+          const client = await held.get();
           try {
             return await loadOn(client, load);
           } catch (err) {
-            if (brokenConnection(err) || broken) release(err as Error);
+            if (brokenConnection(err) || held.broken()) held.release(err as Error);
             throw classifyPgError(err);
           }
         },
@@ -77,15 +62,6 @@ export function openPageWriter(
           onRetry: (err, attempt, delayMs) => deps.logger.warn({ msg: err.message, job: scope.job, contract: scope.contract, attempt, delayMs }),
         },
       ),
-    async close() {
-      if (!client) return;
-      if (broken) return release(new Error('connection lost'));
-      // a connection whose settings cannot be reset is not given back for reuse
-      const reset = await endPageSession(client).then(
-        () => undefined,
-        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-      );
-      release(reset);
-    },
+    close: () => held.close(),
   };
 }
