@@ -167,20 +167,26 @@ describe('the group writer of fresh pages', () => {
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
   }, 30_000);
 
-  it('gives its connection back with the page session reset, so the next statement on it commits synchronously', async () => {
+  it('gives its connection back with the page session reset, so the next statement on it runs with the server’s settings', async () => {
     const ranges = await freshRanges();
     // one connection in the pool: what the group gives back is what the next user gets
     const pool = new pg.Pool({ connectionString: target.url, max: 1 });
+    // the server's own settings (a test server may run with synchronous_commit off); the page session sets others
+    const settings = async () =>
+      (
+        await pool.query<{ synchronous_commit: string; enable_seqscan: string; enable_hashjoin: string }>(
+          "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('enable_seqscan') AS enable_seqscan, current_setting('enable_hashjoin') AS enable_hashjoin",
+        )
+      ).rows[0];
     try {
+      const before = await settings();
+      expect(before).toMatchObject({ enable_seqscan: 'on', enable_hashjoin: 'on' });
       const group = openCopyGroup({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
       const [page] = pagesOf(ranges[0]!, rowsOf(ranges[0]!.contract), 50);
       const { committed } = await group.add(page!, scopeOf(ranges[0]!));
       await group.close();
       expect(await committed).toMatchObject({ inserted: page!.rows.length });
-      const settings = await pool.query<{ synchronous_commit: string; enable_seqscan: string }>(
-        "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('enable_seqscan') AS enable_seqscan",
-      );
-      expect(settings.rows[0]).toEqual({ synchronous_commit: 'on', enable_seqscan: 'on' });
+      expect(await settings()).toEqual(before);
     } finally {
       await pool.end();
     }
