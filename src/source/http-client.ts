@@ -21,6 +21,7 @@ import {
 import type { RateLimiter } from '../common/rate-limiter.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
+import { collectBody, declaredLength } from './body-bytes.ts';
 import { parseJsonBody } from './json-body.ts';
 
 export interface HttpClientConfig {
@@ -171,15 +172,11 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       countError(counters, 'too-large');
       return new ResponseTooLargeError(target, limit);
     };
-    if (typeof contentLength === 'string' && Number(contentLength) > limit) throw tooLarge();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of stream) {
-      size += chunk.length;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-    return chunks;
+    const declared = declaredLength(contentLength);
+    if (declared !== undefined && declared > limit) throw tooLarge();
+    const body = await collectBody(stream, declared, limit);
+    if (!body) throw tooLarge();
+    return body;
   }
 
   function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, body: Buffer[]): unknown {
