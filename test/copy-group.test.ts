@@ -215,6 +215,28 @@ describe('the group writer of fresh pages', () => {
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
   });
 
+  it('once a page cannot be written even on its own, refuses every later page, so no chunk moves past a page it lacks', async () => {
+    const ranges = await freshRanges();
+    const log = captureLogger();
+    const group = openCopyGroup(target.warehouse, { logger: log.logger, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
+    const [a, b] = ranges.map((r) => pagesOf(r, rowsOf(r.contract), 50));
+    // a row PostgreSQL refuses for good (value >= 0 is a CHECK of the table): its page fails in the group and alone
+    const bad = { ...a![0]!, rows: a![0]!.rows.map((row, i) => (i === 3 ? { ...row, value: '-5' } : row)) };
+    const first = (await group.add(bad, scopeOf(ranges[0]!))).committed;
+    const second = (await group.add(b![0]!, scopeOf(ranges[1]!))).committed;
+    await group.flush();
+    await expect(first).rejects.toThrow(/check constraint/);
+    await expect(second).rejects.toThrow(/check constraint/);
+    // the other chunk's next page is refused, not written: its position stays before the page it lacks
+    await expect(group.add(b![1]!, scopeOf(ranges[1]!))).rejects.toThrow(/check constraint/);
+    await group.close();
+    expect(await stored()).toEqual([]);
+    expect((await chunkRows()).map((c) => [c.pages, c.rows, c.page_key])).toEqual([
+      [0, 0, null],
+      [0, 0, null],
+    ]);
+  });
+
   it('when its connection is lost, writes the open pages again on a new one', async () => {
     const ranges = await freshRanges();
     const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });

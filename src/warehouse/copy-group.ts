@@ -103,6 +103,11 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   let open: Transaction | undefined;
   /** The transaction whose commit is under way or whose outcome nobody looked at yet. */
   let sealed: Transaction | undefined;
+  /**
+   * Set once a page could not be written even on its own: the pages after it were refused, and so is every later
+   * page, so no chunk's position can move past a page that is not stored.
+   */
+  let poisoned: { error: unknown } | undefined;
   // one thing at a time: adds, commits and replays queue up here
   let turn: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -141,7 +146,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
       let text = '';
       for (let i = end - 1; i >= Math.max(0, end - WRITE_BATCH); i--) text += copyLine(rows[i]!, suffix);
       if (tx.failed) throw tx.failed;
-      if (!tx.stream.write(text)) await drained(tx);
+      await written(tx, text);
     }
   };
 
@@ -247,6 +252,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         e.resolve(await writer.write(e.load));
       } catch (err) {
         failure = { error: err };
+        poisoned ??= failure;
         e.reject(err);
       } finally {
         await writer.close();
@@ -257,6 +263,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   return {
     add(load, scope) {
       return exclusive(async () => {
+        if (poisoned) throw poisoned.error;
         let committed!: Promise<MergeCounts>;
         const entry = await new Promise<Entry>((made) => {
           committed = new Promise<MergeCounts>((resolve, reject) => made({ load, scope, resolve, reject }));
@@ -307,17 +314,20 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   };
 }
 
-function drained(tx: Transaction): Promise<void> {
+/**
+ * Writes into the transaction's COPY and resolves once the stream took the bytes: nothing waits in the stream's own
+ * buffer, where (pg-copy-streams 7) a write left behind when PostgreSQL refuses the COPY would be sent on a connection
+ * the stream has let go of, and throw outside any caller.
+ */
+function written(tx: Transaction, text: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const done = (err?: unknown) => {
-      tx.stream.off('drain', onDrain);
-      tx.stream.off('error', done);
-      if (err === undefined) resolve();
-      else reject(err);
-    };
-    const onDrain = () => done();
-    tx.stream.once('drain', onDrain);
-    tx.stream.once('error', done);
+    const onError = (err: unknown) => reject(err);
+    tx.stream.once('error', onError);
+    tx.stream.write(text, (err) => {
+      tx.stream.off('error', onError);
+      if (err) reject(err);
+      else resolve();
+    });
   });
 }
 
