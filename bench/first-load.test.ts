@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadFigures } from './measure-load.ts';
-import { describeServer, firstLoadRows, type FirstLoadServer } from './first-load.ts';
+import { cpuCeiling, describeServer, firstLoadRows, type FirstLoadServer } from './first-load.ts';
 
 const server = { version: '18.4', settings: { max_wal_size: '1GB', shared_buffers: '128MB', synchronous_commit: 'on', wal_level: 'replica', full_page_writes: 'on' } };
 const size = (transfers: number) => ({ transfers, blocks: transfers / 10, tokens: 4 });
@@ -46,5 +46,17 @@ describe('firstLoadRows', () => {
     expect(firstLoadRows([failed])).toEqual([
       { figure: 'first load ÷ plain COPY, 200,000 transfers (embedded, initdb defaults)', measured: 'failed: erc20-etl backfill exited with 1', target: 'completes', ok: false },
     ]);
+  });
+});
+
+describe('cpuCeiling', () => {
+  it('spreads the three processes’ CPU over the cores: the load can finish no sooner, and the ratio no higher', () => {
+    const c = cpuCeiling({ exporter: 4.2, server: 1.0, postgres: 5.3 }, 3.77, 2);
+    expect(c?.floorSeconds).toBeCloseTo(5.25, 10);
+    expect(c?.maxRatio).toBeCloseTo(3.77 / 5.25, 10);
+  });
+
+  it('has no ceiling when a process’s CPU was not seen', () => {
+    expect(cpuCeiling({ exporter: 4.2, server: 1.0 }, 3.77, 2)).toBeUndefined();
   });
 });

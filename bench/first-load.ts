@@ -184,6 +184,29 @@ async function compareOne(
   }
 }
 
+/** The shortest wall time a load's processes' CPU allows on this machine, and the ratio that caps. */
+export interface CpuCeiling {
+  cores: number;
+  /** All CPU seconds of the exporter, the reference server and PostgreSQL, spread over every core. */
+  floorSeconds: number;
+  /** copy ÷ floor: no first load on this machine that spends this CPU can do better. */
+  maxRatio: number;
+}
+
+/**
+ * How well a first load could do on this machine at best: its three processes (exporter, reference server,
+ * PostgreSQL) share the cores, so its wall time is at least their CPU seconds ÷ cores, however well they overlap;
+ * the plain COPY has the machine to itself. Undefined when a CPU figure is missing.
+ *
+ * @example cpuCeiling({ exporter: 4.2, server: 1.0, postgres: 5.3 }, 3.77, 2) // → { cores: 2, floorSeconds: 5.25, maxRatio: 0.718… }
+ */
+export function cpuCeiling(cpu: LoadFigures['cpuSeconds'], copySeconds: number, cores: number): CpuCeiling | undefined {
+  const { exporter, server, postgres } = cpu;
+  if (exporter === undefined || server === undefined || postgres === undefined || cores < 1) return undefined;
+  const floorSeconds = (exporter + server + postgres) / cores;
+  return { cores, floorSeconds, maxRatio: copySeconds / floorSeconds };
+}
+
 /**
  * The table's rows: per server, per size, the first load ÷ plain COPY against the target (a labelled extra
  * server's without one), with both times.

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { benchPostgres } from './bench-database.ts';
 import { benchDevnet, type DevnetBenchResult } from './devnet-bench.ts';
 import type { CopyBaseline } from './copy-baseline.ts';
@@ -9,7 +9,7 @@ import { benchHeaderHashing, formatHeaderHashing } from './header-hashing.ts';
 import type { LoadFigures } from './measure-load.ts';
 import { LOGS_ERROR_STYLES, type LogsErrorStyle } from '../src/devnet/logs-limit-errors.ts';
 import { benchNode, type NodeBenchResult } from './node-bench.ts';
-import { compareFirstLoads, describeServer, firstLoadRows, readServerSettings, type FirstLoadServer } from './first-load.ts';
+import { compareFirstLoads, cpuCeiling, describeServer, firstLoadRows, readServerSettings, type FirstLoadServer } from './first-load.ts';
 import { formatStartup, measureStartup, type StartupBenchResult } from './startup-bench.ts';
 import { formatTable, nodeTargetRows, targetRows } from './targets.ts';
 import { measureUpgrade } from './upgrade-bench.ts';
@@ -384,6 +384,11 @@ function formatFirstLoads(servers: readonly FirstLoadServer[]): string {
         `    ${int(r.value.size.transfers)} transfers, ${int(copy.headers)} headers: ${ratio.toFixed(2)}; first load ${load.wallSeconds.toFixed(2)} s ` +
           `(CPU ${sec(load.cpuSeconds.exporter)} exporter, ${sec(load.cpuSeconds.server)} server, ${sec(load.cpuSeconds.postgres)} PostgreSQL; peak RSS ${int(load.peakRssMb)} MB), plain COPY ${copy.seconds.toFixed(2)} s`,
       );
+      const ceiling = cpuCeiling(load.cpuSeconds, copy.seconds, availableParallelism());
+      if (ceiling)
+        lines.push(
+          `      CPU floor on ${ceiling.cores} cores: ${ceiling.floorSeconds.toFixed(2)} s (the three processes' CPU ÷ cores), so at most ${ceiling.maxRatio.toFixed(2)} of the plain COPY on this machine`,
+        );
       // the time budget: the whole process's wall time, part by part (`--time-budget`, plus start-up and shutdown)
       for (const p of load.budget ?? []) lines.push(`      ${p.part.padEnd(34)} ${p.seconds.toFixed(2).padStart(6)} s  ${String(Math.round(100 * p.share)).padStart(3)} %`);
     }

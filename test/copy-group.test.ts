@@ -5,6 +5,7 @@ import { systemClock } from '../src/common/clock.ts';
 import type { TransferRecord } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { openCopyGroup, type GroupedPage } from '../src/warehouse/copy-group.ts';
+import { openPageWriter } from '../src/warehouse/page-writer.ts';
 import { copyTransfers } from '../src/warehouse/copy.ts';
 import type { MergeCounts, PageLoad } from '../src/warehouse/load-page.ts';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
@@ -43,6 +44,39 @@ function pagesOf(range: RangeState, rows: readonly TransferRecord[], size: numbe
     at = end;
   }
   return pages;
+}
+
+/**
+ * A pool on `url` whose first COMMIT commits and then loses its answer: the connection breaks before the client hears
+ * back, as when a network drops at that moment. The caller sees the error pg gives for a lost connection.
+ */
+function poolLosingFirstCommitAnswer(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url });
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  let lost = false;
+  const patched = async () => {
+    const client = await connect();
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
+      if (lost || args[0] !== 'COMMIT') return query(...args);
+      lost = true;
+      return query('COMMIT').then(() => {
+        (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        throw new Error('Connection terminated unexpectedly');
+      });
+    };
+    return client;
+  };
+  // pool.query connects with a callback, the writers with a promise
+  pool.connect = ((callback?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
+    if (!callback) return patched();
+    patched().then(
+      (client) => callback(undefined, client, () => client.release()),
+      (err: Error) => callback(err),
+    );
+    return undefined;
+  }) as typeof pool.connect;
+  return pool;
 }
 
 describe('the group writer of fresh pages', () => {
@@ -253,5 +287,41 @@ describe('the group writer of fresh pages', () => {
     await Promise.all(committed);
     expect(sorted(await stored())).toEqual(sorted(chain.transfers));
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
+  });
+  it('when a COMMIT committed but its answer was lost, does not write its pages again: every row is stored once and each chunk counts its pages once', async () => {
+    const ranges = await freshRanges();
+    const pool = poolLosingFirstCommitAnswer(target.url);
+    try {
+      const log = captureLogger();
+      // three pages of 50 take the first transaction past 120 rows: its COMMIT is the one whose answer is lost
+      const group = openCopyGroup({ ...target.warehouse, pool }, { logger: log.logger, clock: systemClock }, { maxRows: 120, maxAgeMs: 60_000 });
+      const committed = await addAll(group, ranges.slice(0, 1));
+      const more = await addAll(group, ranges.slice(1));
+      await group.close();
+      const counts = await Promise.all([...committed, ...more]);
+      expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length);
+      expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+      const expected = ranges.map((r) => [pagesOf(r, rowsOf(r.contract), 50).length, rowsOf(r.contract).length, true]);
+      expect((await chunkRows()).map((c) => [c.pages, c.rows, c.done])).toEqual(expected);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a page written on its own whose COMMIT answer was lost is retried and counted once in its chunk', async () => {
+    const ranges = await freshRanges();
+    const pool = poolLosingFirstCommitAnswer(target.url);
+    try {
+      const range = ranges[0]!;
+      const [page] = pagesOf(range, rowsOf(range.contract), 50);
+      const writer = openPageWriter({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, scopeOf(range));
+      await writer.write(page!);
+      await writer.close();
+      expect(sorted(await stored())).toEqual(sorted(page!.rows));
+      const [chunk] = (await chunkRows()).filter((c) => c.id === range.chunks[0]!.id);
+      expect(chunk).toMatchObject({ pages: 1, rows: page!.rows.length, page_key: page!.checkpoint.pageKey });
+    } finally {
+      await pool.end();
+    }
   });
 });

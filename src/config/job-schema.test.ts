@@ -12,15 +12,15 @@ function messages(input: unknown): string[] {
 describe('jobSchema', () => {
   it('fills in the defaults and drops $schema', () => {
     const job = jobSchema.parse({ $schema: './job.schema.json', ...base });
-    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, commitRows: 20_000, finality: 64, source: 'builder', verifyHeaders: 'allow-unverified' });
+    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, commitRows: 10_000, finality: 64, source: 'builder', verifyHeaders: 'allow-unverified' });
     expectTypeOf<JobConfig>().not.toHaveProperty('$schema');
     expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();
     expectTypeOf<JobConfig['contracts'][number]['toBlock']>().toEqualTypeOf<number | undefined>();
   });
 
-  it('commits a node job every 5,000 rows and a builder job every 20,000 unless the job says', () => {
+  it('commits a node job every 5,000 rows and a builder job every 10,000 unless the job says', () => {
     expect(jobSchema.parse({ ...base, source: 'node' }).commitRows).toBe(5_000);
-    expect(jobSchema.parse({ ...base, source: 'builder' }).commitRows).toBe(20_000);
+    expect(jobSchema.parse({ ...base, source: 'builder' }).commitRows).toBe(10_000);
     expect(jobSchema.parse({ ...base, source: 'node', commitRows: 30_000 }).commitRows).toBe(30_000);
     expect(jobSchema.parse({ ...base, commitRows: 7 }).commitRows).toBe(7);
     expectTypeOf<JobConfig['commitRows']>().toEqualTypeOf<number>();

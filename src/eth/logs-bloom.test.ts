@@ -55,6 +55,20 @@ describe('logs bloom', () => {
     }
   });
 
+  it('gives an address written in capitals the bits of its lower-case bytes, and refuses text that is not 40 hex digits rather than hash part of it', () => {
+    const bits = createBloomBitsCache();
+    const lower = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+    const upper = `0x${lower.slice(2).toUpperCase()}`;
+    expect(bits('address', upper)).toEqual(bloomBits(hexToBytes(lower.slice(2))));
+    expect(bits('topic', upper)).toEqual(bits('topic', lower));
+    // a bad digit at the end: Buffer.write alone would stop there and hash 19 bytes and a stale one
+    expect(() => bits('topic', `${lower.slice(0, 40)}zz`)).toThrow();
+    expect(() => bits('address', `${lower.slice(0, 40)}zz`)).toThrow();
+    // a whole hash as an address: its 32 bytes are the item, as before
+    const hash = `0x${'ab'.repeat(32)}`;
+    expect(bits('address', hash)).toEqual(bloomBits(hexToBytes(hash.slice(2))));
+  });
+
   it('rules out a transfer moved to a block whose bloom lacks it, naming what is missing', () => {
     const empty = new Uint8Array(256);
     const t = { contractAddress: `0x${'a'.repeat(40)}`, fromAddress: `0x${'b'.repeat(40)}`, toAddress: `0x${'c'.repeat(40)}` };

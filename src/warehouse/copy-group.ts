@@ -6,9 +6,10 @@ import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { copyLine, TRANSFER_COLUMNS } from './copy.ts';
 import type { Warehouse } from './db.ts';
-import { moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
+import { chunksMoved, moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
 import { holdConnection } from './held-connection.ts';
-import { openPageWriter } from './page-writer.ts';
+import { DB_RETRY, openPageWriter } from './page-writer.ts';
+import { withRetry } from '../common/retry.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import type { ChunkState } from './ranges.ts';
 
@@ -22,14 +23,6 @@ export interface GroupPolicy {
 
 /** The longest a group's transaction stays open: a crash re-reads at most about a second of pages. */
 export const GROUP_MAX_AGE_MS = 1_000;
-
-/**
- * The job's `commitRows` default: about 20 builder pages, or two or three node answers. At a first load's pace
- * (50,000 rows a second into one backend here) a commit every 0.4 s; the rows held until their commit (their headers
- * and bloom check come after it) stay a few tens of MB. Measured on 200,000 transfers (hand runs, PostgreSQL 15): a
- * commit every page took 5.8–6.9 s of PostgreSQL CPU and 8.8–10.4 s in all, every 20,000 rows 5.3–6.0 s and 7.1–7.8 s.
- */
-export const GROUP_POLICY: GroupPolicy = { maxRows: 20_000, maxAgeMs: GROUP_MAX_AGE_MS };
 
 /** A fresh chunk's page taken into the group: written into the open COPY, committed with the transaction. */
 export interface GroupedPage {
@@ -81,8 +74,8 @@ interface Transaction {
   rows: number;
   startedAt: number;
   timer?: ReturnType<typeof setTimeout>;
-  /** Once sealed: resolves to undefined when it committed, else to what failed. */
-  outcome?: Promise<unknown>;
+  /** Once sealed: resolves to undefined when it committed, else to what failed (`atCommit`: the COMMIT itself, its outcome unknown when the connection broke). */
+  outcome?: Promise<{ error: unknown; atCommit: boolean } | undefined>;
 }
 
 /** Rows per write into the COPY stream: about 33 KB of text (see `copy.ts`). */
@@ -92,11 +85,11 @@ const COPY_INTO = `COPY token_transfers (${[...TRANSFER_COLUMNS, 'chain_id', 'in
 /**
  * Opens the group writer of one run (or one queued task): no connection until the first page.
  *
- * @example const group = openCopyGroup(warehouse, { logger, clock });
+ * @example const group = openCopyGroup(warehouse, { logger, clock }, { maxRows: 20_000, maxAgeMs: GROUP_MAX_AGE_MS });
  * const { committed } = await group.add(load, { job, contract, chunk }); // written
  * await group.flush(); await committed; // → { inserted: 1000, updated: 0, unchanged: 0 }
  */
-export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined }, policy: GroupPolicy = GROUP_POLICY): CopyGroup {
+export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined }, policy: GroupPolicy): CopyGroup {
   const budget = deps.budget ?? NO_BUDGET;
   const held = holdConnection(warehouse.pool);
   /** The transaction pages go into. */
@@ -165,13 +158,13 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     tx.stream.end();
     // one statement at a time on the connection (pg takes no second query while one runs); a failure is kept, and
     // the steps after it still run, so the connection ends in a transaction of its own for the next COPY
-    let failure: { error: unknown } | undefined;
+    let failure: { error: unknown; atCommit: boolean } | undefined;
     const step = async (work: () => Promise<unknown>) => {
       if (failure) return;
       try {
         await work();
       } catch (error) {
-        failure = { error };
+        failure = { error, atCommit: false };
       }
     };
     const closed = (async () => {
@@ -184,7 +177,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
       );
       // in a transaction a failure aborted, COMMIT rolls it back
       await c.query('COMMIT').catch((error: unknown) => {
-        failure ??= { error };
+        failure ??= { error, atCommit: true };
       });
     })();
     if (next)
@@ -194,8 +187,8 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         closed.then(() => c.query('BEGIN')),
       );
     tx.outcome = closed.then(() => {
-      if (failure) return failure.error ?? new Error('the transaction failed');
-      for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
+      if (failure) return failure;
+      resolveCommitted(tx);
       return undefined;
     });
     sealed = tx;
@@ -205,14 +198,33 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   const settle = async (): Promise<void> => {
     const tx = sealed;
     if (!tx) return;
-    const error = await budget.time('commit', () => tx.outcome!);
+    const failed = await budget.time('commit', () => tx.outcome!);
     sealed = undefined;
-    if (error === undefined) return;
+    if (failed === undefined) return;
     const later = open;
     open = undefined;
     if (later) await abandon(later);
-    await replay([...tx.entries, ...(later?.entries ?? [])], error);
+    // a COMMIT whose answer was lost may have committed: written again, its pages would count twice in their chunks
+    if (failed.atCommit && (await committedAnyway(tx))) {
+      resolveCommitted(tx);
+      await replay(later?.entries ?? [], failed.error);
+      return;
+    }
+    await replay([...tx.entries, ...(later?.entries ?? [])], failed.error);
   };
+
+  /** Whether the chunks of a transaction whose COMMIT failed stand where it moved them (so it committed); false when that cannot be read. */
+  const committedAnyway = (tx: Transaction): Promise<boolean> =>
+    withRetry(
+      () =>
+        chunksMoved(
+          warehouse.pool,
+          tx.entries.map((e) => e.load),
+        ).catch((err: unknown) => {
+          throw classifyPgError(err);
+        }),
+      { ...DB_RETRY, clock: deps.clock },
+    ).catch(() => false);
 
   /** Ends a transaction unfinished: its COPY fails, and it is rolled back. */
   const abandon = async (tx: Transaction) => {
@@ -235,9 +247,10 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     if (client && (held.broken() || brokenConnection(cause))) held.release(cause as Error);
     else if (client) await client.query('ROLLBACK').catch(() => held.release(cause as Error));
     const first = entries[0];
+    if (!first) return;
     deps.logger.info({
       msg: 'a transaction of several pages failed; writing its pages again one by one',
-      job: first?.scope.job,
+      job: first.scope.job,
       pages: entries.length,
       err: (classifyPgError(cause) as Error)?.message ?? String(cause),
     });
@@ -312,6 +325,11 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
       });
     },
   };
+}
+
+/** A committed transaction's pages: each inserted all its rows. */
+function resolveCommitted(tx: Transaction): void {
+  for (const e of tx.entries) e.resolve({ inserted: e.load.rows.length, updated: 0, unchanged: 0 });
 }
 
 /**

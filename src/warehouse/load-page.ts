@@ -89,9 +89,19 @@ const RECORD_MISSING = `
       WHERE c.transaction_hash = t.transaction_hash AND c.log_index = t.log_index)
   ON CONFLICT DO NOTHING`;
 
+/**
+ * Whether a chunk's row is at a position already (SQL over the row's own columns, and the position's five values): a
+ * page's move is counted in `pages` and `rows` only when it moves the chunk. A page written again after a COMMIT
+ * whose answer was lost (it had committed) then counts once.
+ */
+const AT_POSITION = (at: readonly [string, string, string, string, string], row = '') =>
+  `(${row}page_key, ${row}resume_to_block, ${row}done, ${row}open_hashes, ${row}open_log_indexes) IS NOT DISTINCT FROM (${at[0]}::text, ${at[1]}::bigint, ${at[2]}::boolean, ${at[3]}::text[], ${at[4]}::integer[])`;
+
 const CHECKPOINT = `
   UPDATE export_chunks
-  SET page_key = $2, resume_to_block = $3, done = $4, pages = pages + 1, rows = rows + $5,
+  SET page_key = $2, resume_to_block = $3, done = $4,
+    pages = pages + CASE WHEN ${AT_POSITION(['$2', '$3', '$4', '$6', '$7'])} THEN 0 ELSE 1 END,
+    rows = rows + CASE WHEN ${AT_POSITION(['$2', '$3', '$4', '$6', '$7'])} THEN 0 ELSE $5 END,
     open_hashes = $6, open_log_indexes = $7, updated_at = now()
   WHERE id = $1`;
 
@@ -100,7 +110,9 @@ const CHECKPOINT = `
 const CHECKPOINT_IF_HELD = `
   WITH warehouse AS (${WAREHOUSE_DIGEST}), moved AS (
     UPDATE export_chunks
-    SET page_key = $10, resume_to_block = $11, done = $12, pages = pages + 1, rows = rows + $13,
+    SET page_key = $10, resume_to_block = $11, done = $12,
+      pages = pages + CASE WHEN ${AT_POSITION(['$10', '$11', '$12', '$14', '$15'])} THEN 0 ELSE 1 END,
+      rows = rows + CASE WHEN ${AT_POSITION(['$10', '$11', '$12', '$14', '$15'])} THEN 0 ELSE $13 END,
       open_hashes = $14, open_log_indexes = $15, updated_at = now()
     WHERE id = $9 AND (SELECT digest FROM warehouse) = $16
     RETURNING 1
@@ -141,10 +153,10 @@ export async function beginPageSession(client: pg.PoolClient): Promise<void> {
   sessions.add(client);
 }
 
-/** The first seven parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$15): a chunk moving over `rows` rows to `checkpoint`. */
-function checkpointValues(chunkId: string, checkpoint: ChunkCheckpoint, rows: number): unknown[] {
-  const { pageKey, resumeToBlock, done, openKeys } = checkpoint;
-  return [chunkId, pageKey, resumeToBlock, done, rows, openKeys.map((k) => k.transactionHash), openKeys.map((k) => k.logIndex)];
+/** The first seven parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$15): the chunk's move over one page (`chunkMoves`). */
+function checkpointValues(load: Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>): unknown[] {
+  const [move] = chunkMoves([load]);
+  return [move!.id, move!.page_key, move!.resume_to_block, move!.done, move!.rows, move!.open_hashes, move!.open_log_indexes];
 }
 
 /** A chunk's position after the pages of a transaction, with the pages and rows they added. */
@@ -181,21 +193,41 @@ export function chunkMoves(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | '
   return [...byChunk.values()];
 }
 
-// Every chunk of a transaction of the group writer moved in one statement ($1: `chunkMoves` as JSON)
+// `chunkMoves` as JSON ($1), as rows
+const MOVES = `jsonb_to_recordset($1::jsonb) AS m (
+    id bigint, page_key text, resume_to_block bigint, done boolean, pages integer, rows bigint, open_hashes text[], open_log_indexes integer[])`;
+const MOVE_TARGET = ['m.page_key', 'm.resume_to_block', 'm.done', 'm.open_hashes', 'm.open_log_indexes'] as const;
+const MOVED_TO = AT_POSITION(MOVE_TARGET, 'c.');
+
+// Every chunk of a transaction of the group writer moved in one statement
 const MOVE_CHUNKS = `
   UPDATE export_chunks c
-  SET page_key = m.page_key, resume_to_block = m.resume_to_block, done = m.done, pages = c.pages + m.pages, rows = c.rows + m.rows,
+  SET page_key = m.page_key, resume_to_block = m.resume_to_block, done = m.done,
+    pages = c.pages + CASE WHEN ${MOVED_TO} THEN 0 ELSE m.pages END, rows = c.rows + CASE WHEN ${MOVED_TO} THEN 0 ELSE m.rows END,
     open_hashes = m.open_hashes, open_log_indexes = m.open_log_indexes, updated_at = now()
-  FROM jsonb_to_recordset($1::jsonb) AS m (
-    id bigint, page_key text, resume_to_block bigint, done boolean, pages integer, rows bigint, open_hashes text[], open_log_indexes integer[])
+  FROM ${MOVES}
   WHERE c.id = m.id`;
+
+// How many chunks of `chunkMoves` are at the position it moves them to
+const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${MOVED_TO}`;
 
 /**
  * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement, in the caller's open
- * transaction. Not awaited by the caller it may be queued behind a COPY on the same connection.
+ * transaction (the group writer's, after its COPY has ended and before its COMMIT).
  */
 export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
   return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads))]);
+}
+
+/**
+ * Whether every chunk of these pages stands at the position after its last page among them: a transaction that held
+ * them and their checkpoints committed (a chunk's position only moves on, so before it, none was there). Asks on a
+ * pool connection of its own.
+ */
+export async function chunksMoved(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<boolean> {
+  const moves = chunkMoves(loads);
+  const { rows } = await pool.query<{ n: number }>(CHUNKS_MOVED, [JSON.stringify(moves)]);
+  return rows[0]?.n === moves.length;
 }
 
 /** Gives a connection that loaded pages its default settings back, before it returns to the pool. */
@@ -214,7 +246,7 @@ export async function endPageSession(client: pg.PoolClient): Promise<void> {
  */
 export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: TimeBudget = NO_BUDGET): Promise<MergeCounts> {
   await beginPageSession(client);
-  const checkpoint = checkpointValues(load.chunkId, load.checkpoint, load.rows.length);
+  const checkpoint = checkpointValues(load);
   if (load.mode === 'merge') {
     const held = await budget.time('copy', () => client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]));
     if (held.rows[0]?.held) return { inserted: 0, updated: 0, unchanged: load.rows.length };

@@ -10,7 +10,7 @@ import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import { setFresh, type ChunkState } from './ranges.ts';
 
 /** Page loads retried on deadlocks and lost connections: about a minute in all, enough for a restart. */
-const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
+export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
 
 export interface PageWriter {
   /** Commits one page with the chunk's new position; a deadlock or a lost connection costs a retry of the page. */
