@@ -288,13 +288,13 @@ describe('the group writer of fresh pages', () => {
     expect(sorted(await stored())).toEqual(sorted(chain.transfers));
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
   });
+
   it('when a COMMIT committed but its answer was lost, does not write its pages again: every row is stored once and each chunk counts its pages once', async () => {
     const ranges = await freshRanges();
     const pool = poolLosingFirstCommitAnswer(target.url);
     try {
-      const log = captureLogger();
       // three pages of 50 take the first transaction past 120 rows: its COMMIT is the one whose answer is lost
-      const group = openCopyGroup({ ...target.warehouse, pool }, { logger: log.logger, clock: systemClock }, { maxRows: 120, maxAgeMs: 60_000 });
+      const group = openCopyGroup({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, { maxRows: 120, maxAgeMs: 60_000 });
       const committed = await addAll(group, ranges.slice(0, 1));
       const more = await addAll(group, ranges.slice(1));
       await group.close();

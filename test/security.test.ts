@@ -372,6 +372,11 @@ function createStaticCheck(modules: Map<string, SourceModule>) {
         return isStatic(n['expression'] as AstNode, mod);
       case 'ArrayExpression':
         return (n['elements'] as (AstNode | null)[]).every((e) => e !== null && isStatic(e.type === 'SpreadElement' ? (e['argument'] as AstNode) : e, mod));
+      case 'ObjectExpression':
+        // every value (and every computed key) static: `{ key: '$2', rows: '$5' }` handed to a builder of SQL
+        return (n['properties'] as AstNode[]).every((p) =>
+          p.type === 'SpreadElement' ? isStatic(p['argument'] as AstNode, mod) : (!p['computed'] || isStatic(p['key'] as AstNode, mod)) && isStatic(p['value'] as AstNode, mod),
+        );
       case 'BinaryExpression':
       case 'LogicalExpression':
         return isStatic(n['left'] as AstNode, mod) && isStatic(n['right'] as AstNode, mod);
@@ -584,7 +589,9 @@ describe('SQL text', () => {
           export function later(pool: any, input: string) { let where = input; const q = \`SELECT 1 WHERE \${where}\`; return pool.query(q); }
           export function handler(client: any, req: any) { return byName(client, req.query.name); }
           export function loose(c: any, label: string) { return c.query(\`CREATE DATABASE db_\${label.replace(/[^a-z0-9 ;']+/g, '_')}\`); }
-          export function hexOfText(c: any, label: string) { return c.query(\`CREATE DATABASE db_\${label.toString('hex')}\`); }`,
+          export function hexOfText(c: any, label: string) { return c.query(\`CREATE DATABASE db_\${label.toString('hex')}\`); }
+          const WHERE = (o: { w: string }) => \`SELECT 1 WHERE \${o.w}\`;
+          export function byObject(c: any, req: any) { return c.query(WHERE({ w: req.query.w })); }`,
       },
     ]);
     const good = parseModules([
@@ -606,7 +613,9 @@ describe('SQL text', () => {
           export function go(client: any) { return make(client, TABLE); }
           export function drops(db: any) { for (const t of ['a', 'b']) sql\`DROP TABLE \${sql.table(t)}\`.execute(db); }
           export function named(c: any, label: string) { return c.query(\`CREATE DATABASE db_\${label.replace(/[^a-z0-9]+/g, '_')}_\${randomBytes(4).toString('hex')}\`); }
-          export function quoted(c: any, name: string) { return c.query(\`DROP TABLE \${c.escapeIdentifier(name)}\`); }`,
+          export function quoted(c: any, name: string) { return c.query(\`DROP TABLE \${c.escapeIdentifier(name)}\`); }
+          const SET = (to: { key: string; n: string }, row = '') => { const same = \`\${row}k = \${to.key}\`; return \`k = \${to.key}, n = CASE WHEN \${same} THEN 0 ELSE \${to.n} END\`; };
+          export function moved(c: any) { return c.query(\`UPDATE t SET \${SET({ key: '$1', n: '1' })}\`); }`,
       },
     ]);
     expect(sqlSinks(bad).map((s) => [s.line, s.ok])).toEqual([
@@ -616,8 +625,9 @@ describe('SQL text', () => {
       [6, false],
       [8, false],
       [9, false],
+      [11, false],
     ]);
-    expect(sqlSinks(good).map((s) => s.ok)).toEqual([true, true, true, true, true]);
+    expect(sqlSinks(good).map((s) => s.ok)).toEqual([true, true, true, true, true, true]);
   });
 
   it('holds no value anywhere in src/ or migrations/: every value is a parameter', async () => {

@@ -89,20 +89,33 @@ const RECORD_MISSING = `
       WHERE c.transaction_hash = t.transaction_hash AND c.log_index = t.log_index)
   ON CONFLICT DO NOTHING`;
 
+/** A chunk position's five values as SQL (parameters, or the columns of a row of moves). */
+interface PositionSql {
+  pageKey: string;
+  resumeToBlock: string;
+  done: string;
+  openHashes: string;
+  openLogIndexes: string;
+}
+
+/** Whether the export_chunks row (`row`: its alias and a dot, if any) stands at the position `at` already. */
+const AT_POSITION = (at: PositionSql, row = '') =>
+  `(${row}page_key, ${row}resume_to_block, ${row}done, ${row}open_hashes, ${row}open_log_indexes) IS NOT DISTINCT FROM (${at.pageKey}::text, ${at.resumeToBlock}::bigint, ${at.done}::boolean, ${at.openHashes}::text[], ${at.openLogIndexes}::integer[])`;
+
 /**
- * Whether a chunk's row is at a position already (SQL over the row's own columns, and the position's five values): a
- * page's move is counted in `pages` and `rows` only when it moves the chunk. A page written again after a COMMIT
- * whose answer was lost (it had committed) then counts once.
+ * The SET of a chunk's move to `to` over `pages` pages and `rows` rows: counted in `pages` and `rows` only when it
+ * moves the chunk, so pages written again after a COMMIT whose answer was lost (it had committed) count once.
  */
-const AT_POSITION = (at: readonly [string, string, string, string, string], row = '') =>
-  `(${row}page_key, ${row}resume_to_block, ${row}done, ${row}open_hashes, ${row}open_log_indexes) IS NOT DISTINCT FROM (${at[0]}::text, ${at[1]}::bigint, ${at[2]}::boolean, ${at[3]}::text[], ${at[4]}::integer[])`;
+const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') => {
+  const stays = AT_POSITION(to, row);
+  return `page_key = ${to.pageKey}, resume_to_block = ${to.resumeToBlock}, done = ${to.done},
+    pages = ${row}pages + CASE WHEN ${stays} THEN 0 ELSE ${to.pages} END, rows = ${row}rows + CASE WHEN ${stays} THEN 0 ELSE ${to.rows} END,
+    open_hashes = ${to.openHashes}, open_log_indexes = ${to.openLogIndexes}, updated_at = now()`;
+};
 
 const CHECKPOINT = `
   UPDATE export_chunks
-  SET page_key = $2, resume_to_block = $3, done = $4,
-    pages = pages + CASE WHEN ${AT_POSITION(['$2', '$3', '$4', '$6', '$7'])} THEN 0 ELSE 1 END,
-    rows = rows + CASE WHEN ${AT_POSITION(['$2', '$3', '$4', '$6', '$7'])} THEN 0 ELSE $5 END,
-    open_hashes = $6, open_log_indexes = $7, updated_at = now()
+  SET ${MOVE_SET({ pageKey: '$2', resumeToBlock: '$3', done: '$4', pages: '1', rows: '$5', openHashes: '$6', openLogIndexes: '$7' })}
   WHERE id = $1`;
 
 // A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
@@ -110,10 +123,7 @@ const CHECKPOINT = `
 const CHECKPOINT_IF_HELD = `
   WITH warehouse AS (${WAREHOUSE_DIGEST}), moved AS (
     UPDATE export_chunks
-    SET page_key = $10, resume_to_block = $11, done = $12,
-      pages = pages + CASE WHEN ${AT_POSITION(['$10', '$11', '$12', '$14', '$15'])} THEN 0 ELSE 1 END,
-      rows = rows + CASE WHEN ${AT_POSITION(['$10', '$11', '$12', '$14', '$15'])} THEN 0 ELSE $13 END,
-      open_hashes = $14, open_log_indexes = $15, updated_at = now()
+    SET ${MOVE_SET({ pageKey: '$10', resumeToBlock: '$11', done: '$12', pages: '1', rows: '$13', openHashes: '$14', openLogIndexes: '$15' })}
     WHERE id = $9 AND (SELECT digest FROM warehouse) = $16
     RETURNING 1
   )
@@ -196,20 +206,25 @@ export function chunkMoves(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | '
 // `chunkMoves` as JSON ($1), as rows
 const MOVES = `jsonb_to_recordset($1::jsonb) AS m (
     id bigint, page_key text, resume_to_block bigint, done boolean, pages integer, rows bigint, open_hashes text[], open_log_indexes integer[])`;
-const MOVE_TARGET = ['m.page_key', 'm.resume_to_block', 'm.done', 'm.open_hashes', 'm.open_log_indexes'] as const;
-const MOVED_TO = AT_POSITION(MOVE_TARGET, 'c.');
+const MOVE_TO = {
+  pageKey: 'm.page_key',
+  resumeToBlock: 'm.resume_to_block',
+  done: 'm.done',
+  pages: 'm.pages',
+  rows: 'm.rows',
+  openHashes: 'm.open_hashes',
+  openLogIndexes: 'm.open_log_indexes',
+};
 
 // Every chunk of a transaction of the group writer moved in one statement
 const MOVE_CHUNKS = `
   UPDATE export_chunks c
-  SET page_key = m.page_key, resume_to_block = m.resume_to_block, done = m.done,
-    pages = c.pages + CASE WHEN ${MOVED_TO} THEN 0 ELSE m.pages END, rows = c.rows + CASE WHEN ${MOVED_TO} THEN 0 ELSE m.rows END,
-    open_hashes = m.open_hashes, open_log_indexes = m.open_log_indexes, updated_at = now()
+  SET ${MOVE_SET(MOVE_TO, 'c.')}
   FROM ${MOVES}
   WHERE c.id = m.id`;
 
 // How many chunks of `chunkMoves` are at the position it moves them to
-const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${MOVED_TO}`;
+const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${AT_POSITION(MOVE_TO, 'c.')}`;
 
 /**
  * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement, in the caller's open
