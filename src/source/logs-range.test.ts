@@ -156,6 +156,22 @@ describe('after an answer', () => {
     expect(answer(capped, 10, 0.1).range).toBe(2800);
   });
 
+  it('grows past the longest span that answered only as far as the busiest of the last 3 answers allows', () => {
+    const at = (state: LogsRangeState, logsPerBlock: number) => afterAnswer(state, { fromBlock: 1, toBlock: state.range }, Math.round(state.range * logsPerBlock));
+    // 5 logs a block, then 1: the last answer alone would allow 7,000 blocks, and doubling 2,000; 70 % of 10,000
+    // logs at the busier answer's 5 a block fit in 1,400 blocks, past the longest span that answered (1,000)
+    let state = at(at({ ...startLogsRange(), range: 1000 }, 5), 1);
+    expect(state.range).toBe(1400);
+    // the busy answer is 3 answers back now: sized by the quiet ones, doubling
+    state = at(at(state, 1), 1);
+    expect(state.range).toBe(2800);
+    // a busy answer shrinks the range; quiet ones after it bring it back up to the longest span that answered (2,800)
+    state = at(state, 5);
+    expect(state.range).toBe(1400);
+    state = at(at(state, 1), 1);
+    expect(state.range).toBe(2800);
+  });
+
   it('probes halfway to a range refused without a number, stops when close, and forgets it after 100 answers', () => {
     const tooWide = refusal(-32600, 'block range is too wide');
     let state = retried(refuse(startLogsRange({ jobRange: 1600 }), tooWide)).state;

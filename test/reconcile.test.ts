@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
+import { reconcileRanges } from '../src/warehouse/reconcile.ts';
+import { startRun } from '../src/warehouse/runs.ts';
+import { migratedWarehouse } from './helpers/exporter.ts';
+
+const CONTRACTS = ['0x1111111111111111111111111111111111111111', '0x2222222222222222222222222222222222222222', '0x3333333333333333333333333333333333333333'];
+
+/** Rows of three contracts on two chains: contract i logs in every block whose number is divisible by i + 1. */
+function rowsOf(chainId: number) {
+  const rows = [];
+  for (let block = 100; block < 400; block++) {
+    for (const [i, contract] of CONTRACTS.entries()) {
+      if (block % (i + 1) !== 0) continue;
+      rows.push({
+        chain_id: String(chainId),
+        transaction_hash: `0x${block.toString(16).padStart(60, '0')}${i.toString().padStart(4, '0')}`,
+        log_index: i,
+        contract_address: contract,
+        from_address: CONTRACTS[0]!,
+        to_address: CONTRACTS[1]!,
+        value: '1',
+        block_number: String(block),
+        block_hash: `0x${block.toString(16).padStart(64, '0')}`,
+        block_timestamp: new Date(1_700_000_000_000 + block * 12_000),
+        transaction_index: 0,
+        inserted_by_run: '1',
+        updated_by_run: '1',
+      });
+    }
+  }
+  return rows;
+}
+
+describe('closing finished ranges', () => {
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  beforeAll(async () => {
+    target = await migratedWarehouse('reconcile_counts');
+    for (const chainId of [1, 2]) await target.warehouse.db.insertInto('token_transfers').values(rowsOf(chainId)).execute();
+  });
+  afterAll(async () => {
+    await target.drop();
+  });
+
+  it("records each range's own row count when more ranges close together than one statement counts", async () => {
+    const db = target.warehouse.db;
+    const runId = await startRun(db, { chainId: 1, job: 'counts', command: 'test', contracts: CONTRACTS });
+    // 70 ranges (more than one counting statement takes): contracts, chains and overlapping spans mixed
+    const planned: { chainId: number; contract: string; fromBlock: number; toBlock: number }[] = [];
+    for (let i = 0; i < 70; i++) {
+      const fromBlock = 90 + ((i * 37) % 290);
+      planned.push({ chainId: i % 5 === 4 ? 2 : 1, contract: CONTRACTS[i % 3]!, fromBlock, toBlock: fromBlock + (i % 7) * 13 });
+    }
+    planned.push({ chainId: 3, contract: CONTRACTS[0]!, fromBlock: 100, toBlock: 399 }); // a chain with no rows
+    const ranges: RangeState[] = [];
+    for (const [i, p] of planned.entries()) ranges.push(await createRange(db, { ...p, job: `counts-${i}`, runId, chunks: [{ fromBlock: p.fromBlock, toBlock: p.toBlock }] }));
+
+    const results = await reconcileRanges(db, ranges, runId, false);
+
+    const expected = planned.map((p) => {
+      const step = CONTRACTS.indexOf(p.contract) + 1;
+      let n = 0;
+      for (let b = Math.max(100, p.fromBlock); b <= Math.min(399, p.toBlock); b++) if (p.chainId !== 3 && b % step === 0) n++;
+      return n;
+    });
+    expect(ranges.map((r) => results.get(r.id)?.rows)).toEqual(expected);
+    expect(expected.filter((n) => n > 0).length).toBeGreaterThan(60);
+    const coverage = await db.selectFrom('export_coverage').select(['job', 'row_count', 'chain_id', 'contract_address', 'from_block', 'to_block']).execute();
+    const byJob = new Map(coverage.map((c) => [c.job, c]));
+    for (const [i, p] of planned.entries()) {
+      const c = byJob.get(`counts-${i}`);
+      expect([Number(c?.row_count), Number(c?.chain_id), c?.contract_address, Number(c?.from_block), Number(c?.to_block)]).toEqual([expected[i], p.chainId, p.contract, p.fromBlock, p.toBlock]);
+    }
+    expect(await db.selectFrom('export_chunks').select('id').execute()).toEqual([]);
+
+    // claimed once: closing them again changes nothing
+    expect((await reconcileRanges(db, ranges, runId, false)).size).toBe(0);
+    expect((await db.selectFrom('export_coverage').select('job').execute()).length).toBe(planned.length);
+  });
+});
