@@ -42,10 +42,10 @@ describe('closing finished ranges', () => {
     await target.drop();
   });
 
-  it("records each range's own row count when more ranges close together than one statement counts", async () => {
+  it("records each range's own row count when many ranges of several contracts and chains close together", async () => {
     const db = target.warehouse.db;
     const runId = await startRun(db, { chainId: 1, job: 'counts', command: 'test', contracts: CONTRACTS });
-    // 70 ranges (more than one counting statement takes): contracts, chains and overlapping spans mixed
+    // 70 ranges: contracts, chains and overlapping spans mixed
     const planned: { chainId: number; contract: string; fromBlock: number; toBlock: number }[] = [];
     for (let i = 0; i < 70; i++) {
       const fromBlock = 90 + ((i * 37) % 290);

@@ -25,79 +25,42 @@ export async function reconcileRanges(
 ): Promise<Map<string, ReconcileResult>> {
   return db.transaction().execute(async (trx) => {
     const results = new Map<string, ReconcileResult>();
-    const claimed: RangeState[] = [];
-    const removedOf = new Map<string, number>();
+    const claimedSpans: (Span & { chainId: number })[] = [];
     for (const range of ranges) {
       // claim the range first: a range another run already closed is never reconciled twice
-      const claim = await trx
+      const claimed = await trx
         .updateTable('export_ranges')
         .set({ status: 'complete', completed_at: sql`now()` })
         .where('id', '=', range.id)
         .where('status', '=', 'open')
         .executeTakeFirst();
-      if (Number(claim.numUpdatedRows) === 0) continue;
-      claimed.push(range);
+      if (Number(claimed.numUpdatedRows) === 0) continue;
+      claimedSpans.push(range);
       // a first load's range found nothing missing: no statement to plan (with the joins below it costs tens of ms)
       const missing = await trx.selectFrom('export_missing').select(sql<number>`1`.as('one')).where('range_id', '=', range.id).limit(1).executeTakeFirst();
-      removedOf.set(range.id, missing ? await removeMissing(trx, range, runId) : 0);
-    }
-    const counts = await countRows(trx, claimed);
-    for (const [i, range] of claimed.entries()) results.set(range.id, { removed: removedOf.get(range.id) ?? 0, rows: counts[i] ?? 0 });
-    if (claimed.length) {
+      const removed = missing ? await removeMissing(trx, range, runId) : 0;
+      const count = await sql<{ rows: number }>`
+        SELECT count(*)::int AS rows FROM token_transfers
+        WHERE chain_id = ${range.chainId} AND contract_address = ${range.contract} AND block_number BETWEEN ${range.fromBlock} AND ${range.toBlock}`.execute(trx);
+      const rows = count.rows[0]?.rows ?? 0;
       await trx
         .insertInto('export_coverage')
-        .values(
-          claimed.map((r, i) => ({
-            chain_id: r.chainId,
-            job: r.job,
-            contract_address: r.contract,
-            from_block: r.fromBlock,
-            to_block: r.toBlock,
-            row_count: counts[i] ?? 0,
-            run_id: runId,
-          })),
-        )
+        .values({ chain_id: range.chainId, job: range.job, contract_address: range.contract, from_block: range.fromBlock, to_block: range.toBlock, row_count: rows, run_id: runId })
         .execute();
-    }
-    const ids = claimed.map((r) => r.id);
-    if (ids.length) {
-      await trx.deleteFrom('export_missing').where('range_id', 'in', ids).execute();
-      await trx.deleteFrom('export_chunks').where('range_id', 'in', ids).execute();
+      await trx.deleteFrom('export_missing').where('range_id', '=', range.id).execute();
+      await trx.deleteFrom('export_chunks').where('range_id', '=', range.id).execute();
+      results.set(range.id, { removed, rows });
     }
     // once per block, however many contracts' ranges cover it; a header's state can only change where a row
     // left its block (removed, or moved by an update), or where one came back to a header marked orphaned
     const removedAny = [...results.values()].some((r) => r.removed > 0);
-    for (const chainId of new Set(claimed.map((s) => s.chainId))) {
-      for (const span of mergeSpans(claimed.filter((s) => s.chainId === chainId))) {
+    for (const chainId of new Set(claimedSpans.map((s) => s.chainId))) {
+      for (const span of mergeSpans(claimedSpans.filter((s) => s.chainId === chainId))) {
         if (rowsMoved || removedAny || (await hasOrphanedHeader(trx, chainId, span))) await markCanonical(trx, chainId, span);
       }
     }
     return results;
   });
-}
-
-/** Ranges counted by one statement: each adds a condition and an aggregate to it. */
-const COUNTED_TOGETHER = 64;
-
-/**
- * The rows token_transfers holds in each range (its chain, contract and blocks), in the ranges' order: one pass
- * over the table for up to `COUNTED_TOGETHER` ranges, not one per range. A first load's ranges cover the whole
- * table between them, so each count alone was a scan of all of it (three contracts, 1,000,000 rows: about 0.5 s
- * apiece); a few ranges of a large table are still found through the (contract, block) index.
- */
-async function countRows(trx: Kysely<Database>, ranges: readonly RangeState[]): Promise<number[]> {
-  const counts: number[] = [];
-  for (let at = 0; at < ranges.length; at += COUNTED_TOGETHER) {
-    const some = ranges.slice(at, at + COUNTED_TOGETHER);
-    const inRange = (r: RangeState) =>
-      sql`(chain_id = ${r.chainId} AND contract_address = ${r.contract} AND block_number BETWEEN ${r.fromBlock} AND ${r.toBlock})`;
-    const aggregates = some.map((r) => sql`count(*) FILTER (WHERE ${inRange(r)})`);
-    const { rows } = await sql<{ counts: number[] }>`
-      SELECT ARRAY[${sql.join(aggregates)}]::int[] AS counts FROM token_transfers WHERE ${sql.join(some.map(inRange), sql` OR `)}`.execute(trx);
-    const found = rows[0]?.counts ?? [];
-    for (const [i] of some.entries()) counts.push(found[i] ?? 0);
-  }
-  return counts;
 }
 
 /** Moves the rows a range's pages found missing (export_missing) to token_transfers_removed; resolves to how many. */
