@@ -69,7 +69,13 @@ describe('closing finished ranges', () => {
     const byJob = new Map(coverage.map((c) => [c.job, c]));
     for (const [i, p] of planned.entries()) {
       const c = byJob.get(`counts-${i}`);
-      expect([Number(c?.row_count), Number(c?.chain_id), c?.contract_address, Number(c?.from_block), Number(c?.to_block)]).toEqual([expected[i], p.chainId, p.contract, p.fromBlock, p.toBlock]);
+      expect([Number(c?.row_count), Number(c?.chain_id), c?.contract_address, Number(c?.from_block), Number(c?.to_block)]).toEqual([
+        expected[i],
+        p.chainId,
+        p.contract,
+        p.fromBlock,
+        p.toBlock,
+      ]);
     }
     expect(await db.selectFrom('export_chunks').select('id').execute()).toEqual([]);
 
