@@ -53,7 +53,7 @@ export interface LogsRangeState {
   readonly largest: number | undefined;
   /** The smallest range the density of a full-size answer (over more than one block) allowed in this run. */
   readonly densest: number | undefined;
-  /** Logs per block of the last answers (`LOGS_RANGE.growthMemory` of them), newest last: growth is sized by the densest. */
+  /** Logs per block of the last answers (`LOGS_RANGE.growthMemory` of them), newest last: past `largest`, growth is sized by the busiest of them. */
   readonly recent: readonly number[];
 }
 
