@@ -308,15 +308,17 @@ describe('the group writer of fresh pages', () => {
     }
   });
 
-  it('a page written on its own whose COMMIT answer was lost is retried and counted once in its chunk', async () => {
+  it('a page written on its own whose COMMIT answer was lost is retried, counted once in its chunk, and reported as inserted', async () => {
     const ranges = await freshRanges();
     const pool = poolLosingFirstCommitAnswer(target.url);
     try {
       const range = ranges[0]!;
       const [page] = pagesOf(range, rowsOf(range.contract), 50);
       const writer = openPageWriter({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, scopeOf(range));
-      await writer.write(page!);
+      // the run ledger counts what the page did: its rows went in with the COMMIT whose answer was lost
+      const counts = await writer.write(page!);
       await writer.close();
+      expect(counts).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
       expect(sorted(await stored())).toEqual(sorted(page!.rows));
       const [chunk] = (await chunkRows()).filter((c) => c.id === range.chunks[0]!.id);
       expect(chunk).toMatchObject({ pages: 1, rows: page!.rows.length, page_key: page!.checkpoint.pageKey });

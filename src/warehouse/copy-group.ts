@@ -6,10 +6,9 @@ import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { copyLine, TRANSFER_COLUMNS } from './copy.ts';
 import type { Warehouse } from './db.ts';
-import { chunksMoved, moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
+import { moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
 import { holdConnection } from './held-connection.ts';
-import { DB_RETRY, openPageWriter } from './page-writer.ts';
-import { withRetry } from '../common/retry.ts';
+import { committedAnyway, openPageWriter } from './page-writer.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import type { ChunkState } from './ranges.ts';
 
@@ -205,26 +204,20 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     open = undefined;
     if (later) await abandon(later);
     // a COMMIT whose answer was lost may have committed: written again, its pages would count twice in their chunks
-    if (failed.atCommit && (await committedAnyway(tx))) {
+    if (
+      failed.atCommit &&
+      (await committedAnyway(
+        warehouse.pool,
+        tx.entries.map((e) => e.load),
+        deps.clock,
+      ))
+    ) {
       resolveCommitted(tx);
       await replay(later?.entries ?? [], failed.error);
       return;
     }
     await replay([...tx.entries, ...(later?.entries ?? [])], failed.error);
   };
-
-  /** Whether the chunks of a transaction whose COMMIT failed stand where it moved them (so it committed); false when that cannot be read. */
-  const committedAnyway = (tx: Transaction): Promise<boolean> =>
-    withRetry(
-      () =>
-        chunksMoved(
-          warehouse.pool,
-          tx.entries.map((e) => e.load),
-        ).catch((err: unknown) => {
-          throw classifyPgError(err);
-        }),
-      { ...DB_RETRY, clock: deps.clock },
-    ).catch(() => false);
 
   /** Ends a transaction unfinished: its COPY fails, and it is rolled back. */
   const abandon = async (tx: Transaction) => {

@@ -149,6 +149,19 @@ export class AlreadyLoadedError extends EtlError {
   }
 }
 
+/**
+ * A page's COMMIT failed, which may mean its answer was lost with the connection after it committed: `counts` are
+ * what the page did if it committed (`committedAnyway` tells), `cause` is pg's error.
+ */
+export class CommitFailedError extends EtlError {
+  constructor(
+    readonly counts: MergeCounts,
+    cause: unknown,
+  ) {
+    super(`the COMMIT of a page failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}
+
 const sessions = new WeakSet<pg.PoolClient>();
 
 /** A page's rows (newest first, as the API serves them) in chain order, without copying them. */
@@ -293,7 +306,9 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
     }
     await budget.time('commit', async () => {
       await client.query(CHECKPOINT, checkpoint);
-      await client.query('COMMIT');
+      await client.query('COMMIT').catch((err: unknown) => {
+        throw new CommitFailedError(counts, err);
+      });
     });
     return counts;
   } catch (err) {

@@ -4,13 +4,27 @@ import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
 import { withRetry } from '../common/retry.ts';
 import type { Warehouse } from './db.ts';
-import { AlreadyLoadedError, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
+import { AlreadyLoadedError, chunksMoved, CommitFailedError, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
 import { holdConnection } from './held-connection.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import { setFresh, type ChunkState } from './ranges.ts';
 
 /** Page loads retried on deadlocks and lost connections: about a minute in all, enough for a restart. */
 export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
+
+/**
+ * Whether the transaction of these pages, whose COMMIT failed, committed all the same (every chunk stands where it
+ * moved them), asked on a pool connection of its own and retried as a page is; false when that cannot be read.
+ */
+export function committedAnyway(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[], clock: Clock): Promise<boolean> {
+  return withRetry(
+    () =>
+      chunksMoved(pool, loads).catch((err: unknown) => {
+        throw classifyPgError(err);
+      }),
+    { ...DB_RETRY, clock },
+  ).catch(() => false);
+}
 
 export interface PageWriter {
   /** Commits one page with the chunk's new position; a deadlock or a lost connection costs a retry of the page. */
@@ -53,7 +67,10 @@ export function openPageWriter(
             return await loadOn(client, load);
           } catch (err) {
             if (brokenConnection(err) || held.broken()) held.release(err as Error);
-            throw classifyPgError(err);
+            if (!(err instanceof CommitFailedError)) throw classifyPgError(err);
+            // its answer may have been lost after it committed: written again, the page would count as unchanged
+            if (await committedAnyway(warehouse.pool, [load], deps.clock)) return err.counts;
+            throw classifyPgError(err.cause);
           }
         },
         {
