@@ -69,6 +69,30 @@ describe('parseJsonBody', () => {
     }
   });
 
+  it('leaves the body as it was, whether it parses or not', () => {
+    for (const value of [page, rpc, batch, twoArrays]) {
+      const body = Buffer.from(JSON.stringify(value, null, 1), 'utf8');
+      const before = Buffer.from(body);
+      expect(parseJsonBody([body])).toEqual(value);
+      expect(body.equals(before)).toBe(true);
+      // a value made invalid in the last element: brackets still balanced, the groups before it parse, its group fails
+      const text = body.toString('utf8');
+      const at = text.lastIndexOf('": ') + 3;
+      const broken = Buffer.from(`${text.slice(0, at)}x${text.slice(at)}`, 'utf8');
+      expect(whole(broken)).toEqual({ error: 'SyntaxError' });
+      const brokenBefore = Buffer.from(broken);
+      const parse = vi.spyOn(JSON, 'parse');
+      try {
+        expect(() => parseJsonBody([broken])).toThrow(SyntaxError);
+        // the split was tried: groups were parsed before the whole body was
+        expect(parse.mock.calls.length).toBeGreaterThan(2);
+      } finally {
+        parse.mockRestore();
+      }
+      expect(broken.equals(brokenBefore)).toBe(true);
+    }
+  });
+
   it('parses the same value whatever whitespace surrounds the structure', () => {
     const body = Buffer.from(JSON.stringify(page, null, 2).replace(/\n/g, '\r\n\t'), 'utf8');
     expect(parseJsonBody([body])).toEqual(page);

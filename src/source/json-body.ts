@@ -49,10 +49,18 @@ export function parseJsonBody(chunks: readonly Buffer[]): unknown {
 
 /**
  * The outermost arrays of more than `SPLIT_BYTES` bytes, in order; undefined when the bytes are not well-bracketed
- * JSON (an unclosed string or bracket, a bracket closed by the other kind).
+ * JSON (an unclosed string or bracket, a bracket closed by the other kind). The open brackets and the commas of the
+ * open arrays are kept in stacks made once per body, not in an object and an array per bracket: a node's answer has
+ * two brackets and a dozen commas per log, and only the arrays' commas are ever used.
  */
 function bigArrays(bytes: Buffer): BigArray[] | undefined {
-  const open: { kind: number; start: number; commas: number[] }[] = [];
+  // per open bracket: its kind, its offset, and where its commas start in `commas`
+  const kinds: number[] = [];
+  const starts: number[] = [];
+  const firstComma: number[] = [];
+  let depth = 0;
+  const commas: number[] = [];
+  let commaCount = 0;
   const found: BigArray[] = [];
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
@@ -60,20 +68,29 @@ function bigArrays(bytes: Buffer): BigArray[] | undefined {
       i = stringEnd(bytes, i);
       if (i < 0) return undefined;
     } else if (b === COMMA) {
-      open.at(-1)?.commas.push(i);
+      // an object's commas are never split at
+      if (depth > 0 && kinds[depth - 1] === OPEN_ARRAY) commas[commaCount++] = i;
     } else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
-      open.push({ kind: b, start: i, commas: [] });
+      kinds[depth] = b;
+      starts[depth] = i;
+      firstComma[depth] = commaCount;
+      depth++;
     } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) {
-      const top = open.pop();
-      if (!top || (b === CLOSE_ARRAY) !== (top.kind === OPEN_ARRAY)) return undefined;
-      if (b === CLOSE_ARRAY && i - top.start > SPLIT_BYTES) {
+      if (depth === 0) return undefined;
+      depth--;
+      const kind = kinds[depth]!;
+      const start = starts[depth]!;
+      if ((b === CLOSE_ARRAY) !== (kind === OPEN_ARRAY)) return undefined;
+      const base = firstComma[depth]!;
+      if (b === CLOSE_ARRAY && i - start > SPLIT_BYTES) {
         // an outer array holds the big arrays found inside it: it is split, they are parsed within its groups
-        while (found.length && found.at(-1)!.start > top.start) found.pop();
-        found.push({ start: top.start, end: i, commas: top.commas });
+        while (found.length && found.at(-1)!.start > start) found.pop();
+        found.push({ start, end: i, commas: commas.slice(base, commaCount) });
       }
+      commaCount = base;
     }
   }
-  return open.length ? undefined : found;
+  return depth ? undefined : found;
 }
 
 /** The offset of the quote that closes the string opened at `at`, or −1. */
@@ -121,9 +138,27 @@ function parseArray(bytes: Buffer, a: BigArray): unknown[] {
   for (let k = 0; k < bounds.length; k++) {
     const to = bounds[k]!;
     if (to - from < SPLIT_BYTES / 2 && k < bounds.length - 1) continue;
-    const group = JSON.parse(`[${jsonText([bytes.subarray(from, to)])}]`) as unknown[];
+    const group = JSON.parse(groupText(bytes, from, to)) as unknown[];
     for (const v of group) out.push(v);
     from = to + 1;
   }
   return out;
+}
+
+/**
+ * The text of the elements from `from` to just before `to`, in brackets: the bytes around them (the bracket or comma
+ * before, the comma or bracket after) are made brackets while the text is made, then put back. A text joined from
+ * the elements' and two brackets would be copied whole again for `JSON.parse` (it takes only flat strings).
+ */
+function groupText(bytes: Buffer, from: number, to: number): string {
+  const before = bytes[from - 1]!;
+  const after = bytes[to]!;
+  bytes[from - 1] = OPEN_ARRAY;
+  bytes[to] = CLOSE_ARRAY;
+  try {
+    return jsonText([bytes.subarray(from - 1, to + 1)]);
+  } finally {
+    bytes[from - 1] = before;
+    bytes[to] = after;
+  }
 }
