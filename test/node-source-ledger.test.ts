@@ -2,8 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSource } from '../src/cli/api-clients.ts';
+import { systemClock } from '../src/common/clock.ts';
+import { parseApiUrl } from '../src/config/api-url.ts';
 import { readDataset } from '../src/dataset/read.ts';
+import { checkHeader } from '../src/source/header-check.ts';
 import { learnedLogsRange, saveLogsRange } from '../src/warehouse/logs-ranges.ts';
 import { startRun } from '../src/warehouse/runs.ts';
 import { recordSkippedLogs, skippedLogsOfRun } from '../src/warehouse/skipped-logs.ts';
@@ -170,6 +175,34 @@ describe('erc20-etl with a node source', () => {
     const second = await runCli(args, { env });
     expect(second.code, second.stderr).toBe(0);
     expect(spans[0]).toBe(1000);
+  });
+
+  it("a run's node source gives the pipeline its own header checks once it has read a page, so the headers its pages hashed are not hashed again", async () => {
+    const source = createSource({
+      api: parseApiUrl(`${devnet.origin}/${SECRET}`),
+      logger: pino({ level: 'silent' }),
+      clock: systemClock,
+      warehouse: target.warehouse,
+      concurrency: 1,
+      job: { name: 'checks', source: 'node', headerBatchSize: 100 },
+    });
+    try {
+      // made at its first call: nothing to give before
+      expect(source.checks).toBeUndefined();
+      const page = await source.fetchPage({ contract: USDT, fromBlock: 17_999_000, toBlock: 18_000_000, pageSize: 50 });
+      const row = page.transfers[0]!;
+      expect(source.checks?.chain).toBe(1);
+      // the header the page checked, as the pipeline is served it: the source's checks know its hash holds
+      const raw = (await source.headersByHash([row.blockHash])).get(row.blockHash) as Record<string, unknown>;
+      const expected = { hash: row.blockHash, number: row.blockNumber, timestamp: row.blockTimestamp };
+      expect(source.checks?.checkHeader(raw, expected).hashVerified).toBe(true);
+      // which is memory, not hashing: a field changed in that very object (a bug, never done) still passes them
+      const changed = Object.assign(raw, { gasUsed: '0x1' });
+      expect(source.checks?.checkHeader(changed, expected).hashVerified).toBe(true);
+      expect(() => checkHeader(1, { ...changed }, expected)).toThrow(/does not hash to|altered/);
+    } finally {
+      await source.close();
+    }
   });
 
   it('run: a job file\'s "logsRange" is the first range; --rpc-timeout is refused for a builder job', async () => {

@@ -108,6 +108,13 @@ export function createSource(deps: {
   });
   return {
     ...source,
+    // a spread copies what a getter gives now (nothing, before the first call): asked later, it must be asked again
+    get checks() {
+      return source.checks;
+    },
+    get headerBatchSize() {
+      return source.headerBatchSize;
+    },
     async saveLearned(runId) {
       const blocks = source.learnedRange();
       if (blocks === undefined) return;
@@ -173,7 +180,10 @@ function lazyNodeSource(deps: {
     get checks() {
       return made?.checks;
     },
-    headerBatchSize: deps.headerBatchSize,
+    // the node's: halved for good when it refuses a batch
+    get headerBatchSize() {
+      return made?.headerBatchSize ?? deps.headerBatchSize;
+    },
     // asked before anything else of a run: the real source needs the warehouse's answer first
     chainId: chainIdOnce(deps.http),
     chainHead: async (contracts) => (await real()).chainHead(contracts),

@@ -79,6 +79,13 @@ async function endpointChain(source: RunSource, redact: (text: string) => string
 function taskSource(source: RunSource, logger: Logger): Source {
   return {
     ...source,
+    // what its getters give is asked when it is needed, not when this is made (see createSource)
+    get checks() {
+      return source.checks;
+    },
+    get headerBatchSize() {
+      return source.headerBatchSize;
+    },
     async close() {
       await source.saveLearned().catch((err: unknown) => logger.warn({ msg: 'could not keep the eth_getLogs range for the next run', err: (err as Error).message }));
       await source.close();
