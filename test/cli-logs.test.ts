@@ -49,4 +49,16 @@ describe('log lines on stderr', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/LOG_FORMAT is "xml": expected json .* or pretty /);
   });
+
+  it('refuse an unknown LOG_LEVEL with exit 2 and one line naming the levels, not a stack trace', async () => {
+    for (const args of [
+      ['devnet', '--port', '0'],
+      ['status', '--database-url', 'postgres://nobody@127.0.0.1:1/x'],
+    ]) {
+      const r = await runCli(args, { env: { LOG_LEVEL: 'verbose' } });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('LOG_LEVEL is "verbose": expected one of fatal, error, warn, info, debug, trace, silent');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
 });

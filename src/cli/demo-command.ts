@@ -3,6 +3,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { systemClock } from '../common/clock.ts';
+import { chooseLogLevel } from '../common/log-format.ts';
 import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { createChainStore } from '../devnet/chain-store.ts';
@@ -39,7 +40,7 @@ export interface DemoOptions {
  */
 export async function runDemo(options: DemoOptions = {}): Promise<void> {
   const started = performance.now();
-  const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
+  const logger = createLogger({ level: chooseLogLevel(process.env, 'warn') });
   const out = (line: string) => process.stdout.write(`${line}\n`);
 
   const dataset = generateSyntheticDataset(SYNTHETIC_DEFAULTS, { amounts: 'realistic' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './errors.ts';
-import { chooseLogFormat } from './log-format.ts';
+import { chooseLogFormat, chooseLogLevel } from './log-format.ts';
 
 describe('chooseLogFormat', () => {
   it('writes readable text on a terminal', () => {
@@ -31,5 +31,23 @@ describe('chooseLogFormat', () => {
     const attempt = () => chooseLogFormat({ isTTY: false, env: { LOG_FORMAT: 'text' } });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/^LOG_FORMAT is "text": expected json .* or pretty /);
+  });
+});
+
+describe('chooseLogLevel', () => {
+  it("takes LOG_LEVEL in any case, else the command's default; an empty one counts as unset", () => {
+    expect(chooseLogLevel({ LOG_LEVEL: 'debug' }, 'info')).toBe('debug');
+    expect(chooseLogLevel({ LOG_LEVEL: ' WARN ' }, 'info')).toBe('warn');
+    expect(chooseLogLevel({ LOG_LEVEL: 'silent' }, 'info')).toBe('silent');
+    expect(chooseLogLevel({}, 'warn')).toBe('warn');
+    expect(chooseLogLevel({ LOG_LEVEL: '' }, 'info')).toBe('info');
+    expect(chooseLogLevel({ LOG_LEVEL: '  ' }, 'info')).toBe('info');
+  });
+
+  it('rejects a level pino does not know, naming the variable, its value and the accepted levels', () => {
+    for (const bad of ['verbose', 'warning', '30']) {
+      expect(() => chooseLogLevel({ LOG_LEVEL: bad }, 'info')).toThrow(ConfigError);
+      expect(() => chooseLogLevel({ LOG_LEVEL: bad }, 'info')).toThrow(`LOG_LEVEL is "${bad}": expected one of fatal, error, warn, info, debug, trace, silent`);
+    }
   });
 });

@@ -23,3 +23,21 @@ export function chooseLogFormat(input: { isTTY: boolean; env: NodeJS.ProcessEnv 
   }
   return input.isTTY && input.env['CI'] !== 'true' ? 'pretty' : 'json';
 }
+
+/** The levels pino knows, most to least severe, and `silent`. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * `LOG_LEVEL` when it is set (in any case, spaces around it ignored), else `fallback`; an empty one counts as unset,
+ * as a cron line or an env file easily leaves it.
+ *
+ * @example chooseLogLevel({ LOG_LEVEL: 'DEBUG' }, 'info') // 'debug'
+ * @example chooseLogLevel({}, 'warn') // 'warn'
+ */
+export function chooseLogLevel(env: NodeJS.ProcessEnv, fallback: string): string {
+  const chosen = env['LOG_LEVEL'];
+  if (chosen === undefined || chosen.trim() === '') return fallback;
+  const level = LEVELS.find((l) => l === chosen.trim().toLowerCase());
+  if (!level) throw new ConfigError(`LOG_LEVEL is "${chosen}": expected one of ${LEVELS.join(', ')}, or leave it unset for ${fallback}.`);
+  return level;
+}

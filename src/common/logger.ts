@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
-import { chooseLogFormat } from './log-format.ts';
+import { chooseLogFormat, chooseLogLevel } from './log-format.ts';
 
 export type { Logger };
 
@@ -36,7 +36,7 @@ export function createLogger(options: { level?: string; name?: string; terminal?
   const isTTY = process.stderr.isTTY === true;
   const destination =
     chooseLogFormat({ isTTY, env: process.env }) === 'pretty' ? prettyLines(isTTY, options.terminal ?? createTerminalLines()) : pino.destination({ fd: 2, sync: true });
-  return pino({ level: options.level ?? process.env.LOG_LEVEL ?? 'info', base: { name: options.name ?? 'erc20-etl' } }, destination);
+  return pino({ level: options.level ?? chooseLogLevel(process.env, 'info'), base: { name: options.name ?? 'erc20-etl' } }, destination);
 }
 
 /**
