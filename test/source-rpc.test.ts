@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { systemClock } from '../src/common/clock.ts';
+import { FatalError } from '../src/common/errors.ts';
 import { readDataset } from '../src/dataset/read.ts';
 import type { Dataset } from '../src/dataset/types.ts';
 import type { DevnetConfig } from '../src/devnet/server.ts';
@@ -61,6 +62,23 @@ describe('headersByHash against the reference server', () => {
     expect(stats.rpcHttpRequests).toBe(Math.ceil(36 / 10));
     expect(stats.rpcCalls).toEqual({ erigon_getHeaderByHash: 36 });
     expect(counters).toMatchObject({ rpcPosts: 4, headerCalls: 36, retries: 0, transferRequests: 0 });
+  });
+
+  it('against a node without erigon_getHeaderByHash, fails at once saying so and naming the node source, not as a malformed answer', async () => {
+    const devnet = await serve({ erigon: false });
+    const { rpc, counters } = connect(devnet.origin, { batchSize: 10 });
+    for (const hashes of [dataset.headers.slice(0, 25).map((h) => h.hash), [dataset.headers[0]!.hash]]) {
+      const failure = await rpc.headersByHash(hashes).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(FatalError);
+      expect((failure as Error).message).toMatch(
+        /^CHAIN_API_URL does not serve erigon_getHeaderByHash \(JSON-RPC -32601 .*\), which the builder source reads block headers with\. /,
+      );
+      expect((failure as Error).message).toContain('`--source node`');
+      expect((failure as Error).message).not.toMatch(/malformed|report it/);
+    }
+    // one POST each: no retry, no other batch
+    expect(counters.retries).toBe(0);
+    expect((await devnet.stats()).rpcHttpRequests).toBe(2);
   });
 
   it('answers headers that checkHeader verifies against the transfers', async () => {

@@ -1,3 +1,4 @@
+import { FatalError } from '../common/errors.ts';
 import { BadResponseError, BatchRefusedError, HttpStatusError } from './errors.ts';
 import type { HttpClient } from './http-client.ts';
 import { show } from '../dataset/validate.ts';
@@ -80,11 +81,14 @@ export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcCl
         try {
           answer = await http.postJson(calls);
         } catch (err) {
+          if (err instanceof HttpStatusError && err.apiCode === RPC_CODES.methodNotFound) throw noErigon(err.apiMessage);
           if (calls.length > 1 && err instanceof HttpStatusError && refusesBatch(err.apiCode, err.apiMessage)) {
             throw new BatchRefusedError(calls.length, `HTTP ${err.status}, ${show(err.apiCode)} ${show(err.apiMessage)}`);
           }
           throw err;
         }
+        const missing = [answer].flat().find((a) => (a as RpcAnswer | null)?.error?.code === RPC_CODES.methodNotFound) as RpcAnswer | undefined;
+        if (missing) throw noErigon(missing.error?.message);
         const refusal = calls.length > 1 ? batchRefusal(answer) : undefined;
         if (refusal) throw new BatchRefusedError(calls.length, refusal);
         for (const [hash, header] of matchAnswers(batch, answer)) out.set(hash, header);
@@ -92,6 +96,19 @@ export function createRpcClient({ http, batchSize = 100 }: RpcClientDeps): RpcCl
       return out;
     },
   };
+}
+
+/**
+ * The endpoint has no `erigon_getHeaderByHash` (JSON-RPC -32601): a node that is not Erigon. Not the data's fault, and
+ * no retry helps: the builder source cannot read headers there, a node source can.
+ */
+function noErigon(message: unknown): FatalError {
+  return new FatalError(
+    `CHAIN_API_URL does not serve erigon_getHeaderByHash (JSON-RPC -32601 ${show(message)}), which the builder source reads block headers with. ` +
+      'Read this job from that endpoint as a node (`--source node`, or "source": "node" in the job file), or point CHAIN_API_URL at the builder API. ' +
+      'The transfers committed so far are kept; the next run that can read headers fetches theirs.',
+    { details: { method: 'erigon_getHeaderByHash', code: RPC_CODES.methodNotFound } },
+  );
 }
 
 /**
