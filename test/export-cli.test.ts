@@ -85,6 +85,16 @@ describe('erc20-etl backfill and run', () => {
     expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
   });
 
+  it('reads nothing for a range wholly beyond the head, and says so instead of "up to date"', async () => {
+    const args = ['backfill', '--contract', contracts()[0]!, '--from', '5000', '--to', '6000'];
+    const r = await runCli(args, { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('blocks 5000–6000 are all beyond the chain head 899: nothing to read until the chain reaches block 5000');
+    expect(r.stderr).not.toContain('reading up to');
+    expect(r.stdout).toContain('nothing to read: no contract has blocks left to read up to the chain head 899');
+    expect(r.stdout).not.toContain('up to date');
+  });
+
   it('exits 75 at once while another run holds the job’s lock', async () => {
     const file = join(tmp, 'locked.json');
     writeFileSync(file, JSON.stringify({ name: 'locked-job', contracts: [{ address: contracts()[0], fromBlock: 500 }] }));

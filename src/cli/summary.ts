@@ -27,7 +27,7 @@ export function summaryText(s: SummaryInput): string {
   ];
   if (s.logsRange !== undefined) lines.push(`  eth_getLogs: ${s.logsRange} blocks per call learned, the next run of the job starts there`);
   lines.push(...skippedLines(s.skippedLogs));
-  if (!s.ranges.length) lines.push('  nothing to do: every contract is up to date');
+  if (!s.ranges.length) lines.push(`  nothing to read: no contract has blocks left to read up to the chain head ${s.head}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -38,6 +38,14 @@ describe('planRun', () => {
     expect(plan.notes).toEqual([{ contract: A, level: 'warn', message: expect.stringMatching(/beyond the chain head 1000/) }]);
   });
 
+  it('warns once, and reads nothing, for a range wholly beyond the head: no cap that would read up to the head', () => {
+    const plan = planRun({ ...base, contracts: [{ address: A, fromBlock: 3000, toBlock: 5000 }] });
+    expect(plan.ranges).toEqual([]);
+    expect(plan.notes).toEqual([
+      { contract: A, level: 'warn', message: 'blocks 3000–5000 are all beyond the chain head 1000: nothing to read until the chain reaches block 3000' },
+    ]);
+  });
+
   it('runs an open-ended contract to the head, first from fromBlock, then from its last end minus finality', () => {
     expect(planRun({ ...base, contracts: [{ address: A, fromBlock: 10 }] }).ranges[0]).toMatchObject({ fromBlock: 10, toBlock: 1000 });
     const again = planRun({ ...base, contracts: [{ address: A, fromBlock: 10 }], lastCovered: new Map([[A, 900]]) });

@@ -46,6 +46,12 @@ export function planRun(input: PlanInput): Plan {
   for (const c of input.contracts) {
     let fromBlock = c.fromBlock;
     let toBlock = c.toBlock ?? input.head;
+    if (c.toBlock !== undefined && c.fromBlock > input.head) {
+      // not capped: there is nothing up to the head to read
+      const message = `blocks ${c.fromBlock}–${c.toBlock} are all beyond the chain head ${input.head}: nothing to read until the chain reaches block ${c.fromBlock}`;
+      notes.push({ contract: c.address, level: 'warn', message });
+      continue;
+    }
     if (c.toBlock !== undefined && c.toBlock > input.head) {
       notes.push({ contract: c.address, level: 'warn', message: `toBlock ${c.toBlock} is beyond the chain head ${input.head}: reading up to ${input.head}` });
       toBlock = input.head;
