@@ -8,7 +8,7 @@ import { createProgress } from './progress-bars.ts';
 import { runJob, type RunSummary } from '../pipeline/run-job.ts';
 import { createWarehouse, describeConnectionError, type Warehouse } from '../warehouse/db.ts';
 import { pendingMigrations } from '../warehouse/migrate.ts';
-import { FatalError } from '../common/errors.ts';
+import { FatalError, InterruptedError } from '../common/errors.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { SkippedLogCounts } from '../source/source.ts';
 import { createSource } from './api-clients.ts';
@@ -47,6 +47,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
   const clock = options.clock ?? systemClock;
   const warehouse = createWarehouse({ databaseUrl: options.databaseUrl, logger, maxConnections: job.concurrency + 4 });
   const source = createSource({ api: options.api, logger, clock, warehouse, concurrency: job.concurrency, job, rpcTimeoutMs: options.rpcTimeoutMs, budget: options.budget });
+  const stop = stopOnSignals(logger, job.name);
   try {
     await ensureMigrated(warehouse);
     const summary = await runJob(
@@ -59,6 +60,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
         progress: createProgress({ tty: options.tty, logger, job: job.name, ...(options.terminal && { terminal: options.terminal }) }),
         ...(options.metrics && { metrics: options.metrics }),
         ...(options.budget && { budget: options.budget }),
+        stop: stop.signal,
       },
       job,
       command,
@@ -70,9 +72,30 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
     const logsRange = source.learnedRange();
     return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange }) };
   } finally {
+    stop.release();
     await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);
   }
+}
+
+/**
+ * SIGINT and SIGTERM while a run works: the first asks it to stop after each chunk's current page (the run then
+ * fails, its ledger saying so); a second one ends the process at once, as it would without this.
+ */
+function stopOnSignals(logger: Logger, job: string): { signal: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const release = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
+    release();
+    logger.warn({ msg: `${signal}: stopping after the current pages (again to stop at once)`, job });
+    stop.abort(new InterruptedError(signal));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return { signal: stop.signal, release };
 }
 
 /** Stops a command before it starts when the warehouse cannot be reached or is not migrated. */

@@ -56,6 +56,20 @@ export class FatalError extends EtlError {
   }
 }
 
+/**
+ * A run stopped by a signal (Ctrl-C, or a scheduler's SIGTERM): its chunks stopped after their current page, and the
+ * run's ledger says so. Exits 128 + the signal's number, as a shell reports a process it stopped.
+ */
+export class InterruptedError extends FatalError {
+  override readonly exitCode: number;
+  constructor(signal: 'SIGINT' | 'SIGTERM') {
+    super(`stopped by ${signal}: the chunks stopped after their current page; what was committed stays, and the next run of the job resumes it`, {
+      details: { signal },
+    });
+    this.exitCode = signal === 'SIGINT' ? 130 : 143;
+  }
+}
+
 /** Bad usage or configuration: the command line, the environment or a job file. Exit code 2. */
 export class ConfigError extends FatalError {
   override readonly exitCode = 2;

@@ -21,6 +21,8 @@ export type { RangeSummary } from './chunk-runner.ts';
 export interface RunDeps extends RunnerDeps {
   endpoint: Pick<ApiEndpoint, 'redact'>;
   progress: Progress;
+  /** Once aborted (a signal asked the process to stop), the run stops after each chunk's current page and fails with the reason. */
+  stop?: AbortSignal;
 }
 
 export interface RunSummary {
@@ -138,6 +140,7 @@ async function processRanges(
 ): Promise<RangeSummary[]> {
   const { ranges, lock, ledger } = scope;
   if (!ranges.length) return [];
+  deps.stop?.throwIfAborted();
   const lost = new AbortController();
   lock.onLost((err) => lost.abort(err));
   await readRanges(deps, {
@@ -150,9 +153,10 @@ async function processRanges(
     headers: scope.headers,
     concurrency: job.concurrency,
     maxSplits: job.concurrency,
-    signal: lost.signal,
+    signal: deps.stop ? AbortSignal.any([lost.signal, deps.stop]) : lost.signal,
     stopped: (reason) => reason,
   });
+  deps.stop?.throwIfAborted();
   await lock.ensure();
   // ranges resumed from an earlier run may hold rows that run updated
   const closed = await (deps.budget ?? NO_BUDGET).time('commit', () =>

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dataset } from '../src/dataset/types.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { waitFor } from './helpers/chaos.ts';
+import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
+import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
+
+// A run stopped by Ctrl-C or a scheduler's SIGTERM: it stops after the pages under way, and its ledger says what it
+// did and why it ended, so `status` never shows a dead run as running.
+
+const SECRET = 'interrupt-SECRET-5c1d';
+let dataset: Dataset;
+let devnet: RunningDevnet;
+let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+
+beforeAll(async () => {
+  dataset = generateSyntheticDataset({ seed: 12, blocks: 2000, tokens: 2, transfers: 6000, startBlock: 1000 });
+  // slow pages, so the signal comes while the run works
+  devnet = await startDevnet(dataset, { projectIds: [SECRET], faults: { latencyMs: [30, 60] } });
+  target = await migratedWarehouse('interrupt');
+});
+afterAll(async () => {
+  await devnet?.close();
+  await target?.drop();
+});
+
+describe('a run stopped by a signal', () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('on %s stops after its current pages, exits %d, and leaves its run failed with what it inserted; the next run completes it exactly', async (signal, code) => {
+    await target.warehouse.pool.query('TRUNCATE token_transfers, export_runs, export_ranges, export_chunks, export_coverage, block_headers CASCADE');
+    const contracts = [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+    const args = ['backfill', ...contracts.flatMap((c) => ['--contract', c]), '--from', '1000', '--to', '2999', '--page-size', '100', '--concurrency', '2'];
+    const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/${SECRET}` };
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env });
+    const ended = collect(child, 60_000);
+    const stored = async () => Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM token_transfers')).rows[0]!.n);
+    await waitFor(async () => (await stored()) >= 300, { what: 'some pages committed' });
+    child.kill(signal);
+    const r = await ended;
+    expect(r.code, r.stderr).toBe(code);
+    expect(r.stderr).toContain(`erc20-etl: stopped by ${signal}: the chunks stopped after their current page; what was committed stays, and the next run of the job resumes it`);
+    expect(r.stderr).not.toContain(SECRET);
+
+    const runs = await target.warehouse.pool.query<{ id: string; status: string; error: string; rows_inserted: string; inserted: string }>(
+      `SELECT r.id, r.status, r.error, r.rows_inserted, (SELECT count(*) FROM token_transfers t WHERE t.inserted_by_run = r.id) AS inserted FROM export_runs r`,
+    );
+    expect(runs.rows).toHaveLength(1);
+    const run = runs.rows[0]!;
+    expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(new RegExp(`^stopped by ${signal}`)) });
+    expect(Number(run.inserted)).toBeGreaterThan(0);
+    expect(Number(run.inserted)).toBeLessThan(dataset.transfers.length);
+    expect(run.rows_inserted).toBe(run.inserted);
+
+    const status = await runCli(['status'], { env: { DATABASE_URL: target.url } });
+    expect(status.stdout).not.toMatch(/running/);
+
+    const again = await runCli(args, { env: { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/${SECRET}` } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+  });
+});
