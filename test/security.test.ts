@@ -131,6 +131,10 @@ describe('the project id', () => {
     expect(said('status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL')).toMatch(
       /could not read the chain head or its chain id \(eth_blockNumber, eth_chainId\); lag unknown.*unknown project id in \/<redacted>/,
     );
+    // the lag line says the endpoint did not answer, not to set what is set
+    const shown = haystack.find((h) => h.where === 'status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL: stdout')?.text ?? '';
+    expect(shown).toContain('lag unknown (CHAIN_API_URL did not answer eth_blockNumber and eth_chainId: see the warning above)');
+    expect(shown).not.toContain('set CHAIN_API_URL');
     expect(leaks(haystack)).toEqual([]);
   }, 300_000);
 });

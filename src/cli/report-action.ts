@@ -1,4 +1,4 @@
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { ConfigError, FatalError } from '../common/errors.ts';
 import { createLogger } from '../common/logger.ts';
 import { resolveSettings } from '../config/settings.ts';
@@ -40,6 +40,8 @@ export async function writeReport(flags: ConnectionFlags & ReportFlags): Promise
       await writeFile(partial, reportPage(data));
       await rename(partial, flags.out);
     } catch (err) {
+      // nothing half-written is left beside it
+      await rm(partial, { force: true }).catch(() => undefined);
       throw new FatalError(`report: could not write ${flags.out} (${(err as Error).message}). Check that its folder exists and is writable.`);
     }
     const tokens = new Set(data.daily.map((d) => d.token)).size;

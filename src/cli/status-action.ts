@@ -36,8 +36,9 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     const endpoint = await chainHead(flags, logger, job?.source ?? 'any');
     const chains = [...new Set(contracts.map((c) => c.chainId))];
     if (flags.json) {
-      const head = endpoint?.head ?? null;
-      process.stdout.write(`${JSON.stringify({ head, headChainId: endpoint?.chainId ?? null, chains, contracts, queue: queue ?? null }, null, 2)}\n`);
+      const known = endpoint && 'head' in endpoint ? endpoint : undefined;
+      const head = known?.head ?? null;
+      process.stdout.write(`${JSON.stringify({ head, headChainId: known?.chainId ?? null, chains, contracts, queue: queue ?? null }, null, 2)}\n`);
       return;
     }
     const span = (s: { fromBlock: number; toBlock: number }) => `${s.fromBlock}–${s.toBlock}`;
@@ -82,18 +83,22 @@ function queueText(q: QueueStatus): string {
 }
 
 /** How far a contract's coverage is behind the head of the endpoint's chain; unknown for other chains. */
-function lagText(s: ContractStatus, endpoint: { head: number; chainId: string } | undefined): string {
+function lagText(s: ContractStatus, endpoint: EndpointHead | undefined): string {
   const top = s.covered.at(-1)?.toBlock;
   if (endpoint === undefined) return 'lag unknown (set CHAIN_API_URL)';
+  if ('unknown' in endpoint) return `lag unknown (${endpoint.unknown})`;
   if (endpoint.chainId !== s.chainId) return `lag unknown (CHAIN_API_URL serves chain ${endpoint.chainId}: point it at a chain ${s.chainId} endpoint)`;
   return top === undefined ? 'lag unknown (nothing covered yet)' : `${endpoint.head - top} blocks behind the head (${endpoint.head})`;
 }
 
+/** The endpoint's chain head and chain, or why they are not known. */
+type EndpointHead = { head: number; chainId: string } | { unknown: string };
+
 /**
  * The chain head from `eth_blockNumber`, which a builder API and a node both answer, and the chain it is of
- * (`eth_chainId`); undefined without an API URL or an answer.
+ * (`eth_chainId`); undefined without an API URL; why not, when the endpoint did not answer them.
  */
-async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceKind | 'any'): Promise<{ head: number; chainId: string } | undefined> {
+async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceKind | 'any'): Promise<EndpointHead | undefined> {
   if (!flags.apiUrl && !process.env['CHAIN_API_URL']) return undefined;
   const { api } = resolveSettings({ flags, env: process.env, needs: { database: false, api: true }, source });
   const http = createHttpClient({
@@ -105,10 +110,11 @@ async function chainHead(flags: ConnectionFlags, logger: Logger, source: SourceK
   });
   try {
     const head = await createRpcClient({ http }).blockNumber();
-    return head === undefined ? undefined : { head, chainId: String(await askChainId(http)) };
+    if (head === undefined) return { unknown: 'CHAIN_API_URL does not answer eth_blockNumber' };
+    return { head, chainId: String(await askChainId(http)) };
   } catch (err) {
     logger.warn({ msg: 'could not read the chain head or its chain id (eth_blockNumber, eth_chainId); lag unknown', err: api!.redact((err as Error).message) });
-    return undefined;
+    return { unknown: 'CHAIN_API_URL did not answer eth_blockNumber and eth_chainId: see the warning above' };
   } finally {
     await http.close();
   }

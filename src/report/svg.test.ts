@@ -49,6 +49,23 @@ describe('report charts', () => {
     expect(count(spans)).toBe(3);
   });
 
+  it('labels an axis of whole numbers when every value is 0', () => {
+    const zeros = {
+      name: 'rows',
+      points: [
+        { x: '#1', y: 0, text: '0' },
+        { x: '#2', y: 0, text: '0' },
+      ],
+    };
+    for (const svg of [barChart('Runs', 'rows', zeros), lineChart('Volume', 'tokens', [zeros])]) {
+      const labels = [...svg.matchAll(/text-anchor="end" font-size="11">([^<]*)</g)].map((m) => m[1]).slice(0, 5);
+      expect(labels).toEqual(['0', '1', '2', '3', '4']);
+      expect(svg).not.toMatch(/e-1\d/);
+      // the bars sit on the axis: no height, no NaN
+      expect(svg).not.toContain('NaN');
+    }
+  });
+
   it('says so where there is nothing to chart yet', () => {
     const page = reportPage({ generatedAt: '2026-01-01T00:00:00.000Z', days: 90, daily: [], coverage: [], runs: [] });
     expect(count(page)).toBe(0);

@@ -25,6 +25,12 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
+/** The top of a y axis from 0: the largest value, or 4 when every value is 0 (one whole number a tick; 0 to 0 labels nothing). */
+function axisTop(values: readonly number[]): number {
+  const top = Math.max(0, ...values);
+  return top > 0 ? top : 4;
+}
+
 /** Ticks and labels for a y axis from 0 to `max`. */
 function yAxis(max: number, label: string): string {
   const lines: string[] = [];
@@ -48,7 +54,7 @@ function compact(v: number): string {
   ];
   if (Math.abs(v) >= 1e15) return v.toExponential(2);
   for (const [size, unit] of units) if (Math.abs(v) >= size) return `${(v / size).toPrecision(3)}${unit}`;
-  return v >= 100 || v === 0 ? String(Math.round(v)) : v.toPrecision(3);
+  return v >= 100 || Number.isInteger(v) ? String(Math.round(v)) : v.toPrecision(3);
 }
 
 /** x labels: the first, the last and a few between, so they never overlap. */
@@ -80,7 +86,7 @@ function legend(series: readonly Series[]): string {
  */
 export function lineChart(title: string, yLabel: string, series: readonly Series[]): string {
   const labels = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].sort();
-  const max = Math.max(1e-12, ...series.flatMap((s) => s.points.map((p) => p.y)));
+  const max = axisTop(series.flatMap((s) => s.points.map((p) => p.y)));
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const xOf = (i: number) => PAD.left + (labels.length === 1 ? plotW / 2 : (plotW * i) / (labels.length - 1));
@@ -109,7 +115,7 @@ export function lineChart(title: string, yLabel: string, series: readonly Series
  * @example barChart('Rows per run', 'rows', { name: 'rows', points: [{ x: '#1', y: 10, text: '10' }] })
  */
 export function barChart(title: string, yLabel: string, series: Series): string {
-  const max = Math.max(1e-12, ...series.points.map((p) => p.y));
+  const max = axisTop(series.points.map((p) => p.y));
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const step = plotW / Math.max(1, series.points.length);

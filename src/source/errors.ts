@@ -220,7 +220,7 @@ export class ResponseTooLargeError extends FatalError {
   ) {
     super(
       target.endpoint.redact(
-        `${describeTarget(target)}: the answer is larger than the response size limit of ${limitBytes} bytes; reading stopped: lower the page size (or the header batch size) or raise the limit`,
+        `${describeTarget(target)}: the answer is larger than the response size limit of ${limitBytes} bytes; reading stopped: lower the page size (or the header batch size) so that an answer fits (the limit is fixed)`,
       ),
     );
   }
