@@ -56,7 +56,7 @@ describe('a run stopped by a signal', () => {
     expect(run.rows_inserted).toBe(run.inserted);
 
     const status = await runCli(['status'], { env: { DATABASE_URL: target.url } });
-    expect(status.stdout).not.toMatch(/running/);
+    expect(status.stdout).toMatch(new RegExp(`last run: +#${run.id} \\S+ failed, chain 1, at \\S+ — stopped by ${signal}`));
 
     const again = await runCli(args, { env: { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/${SECRET}` } });
     expect(again.code, again.stderr).toBe(0);

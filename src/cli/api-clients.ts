@@ -9,7 +9,7 @@ import { createHttpClient, type HttpClient } from '../source/http-client.ts';
 import { createNodeSource, type NodeSource, type NodeSourceDeps } from '../source/node-source.ts';
 import { chainIdOnce } from '../source/node-rpc.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
-import type { Source } from '../source/source.ts';
+import { extendSource, type Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { knownHeaders } from '../warehouse/headers.ts';
@@ -76,7 +76,7 @@ export function createSource(deps: {
       rpc: createRpcClient({ http, batchSize: headerBatchSize }),
       counters,
     });
-    return { ...builder, saveLearned: async () => undefined, learnedRange: () => undefined };
+    return extendSource(builder, { saveLearned: async () => undefined, learnedRange: () => undefined });
   }
   const startRange = async (): Promise<number | undefined> => {
     if (job.logsRange !== undefined) return job.logsRange;
@@ -106,22 +106,14 @@ export function createSource(deps: {
         chain,
       }),
   });
-  return {
-    ...source,
-    // a spread copies what a getter gives now (nothing, before the first call): asked later, it must be asked again
-    get checks() {
-      return source.checks;
-    },
-    get headerBatchSize() {
-      return source.headerBatchSize;
-    },
-    async saveLearned(runId) {
+  return extendSource(source, {
+    async saveLearned(runId?: string) {
       const blocks = source.learnedRange();
       if (blocks === undefined) return;
       await saveLogsRange(warehouse.db, { chainId: chain, job: job.name, endpointHost: api.host, blocks, runId });
       logger.debug({ msg: 'kept the eth_getLogs range for the next run', job: job.name, host: api.host, blocks });
     },
-  };
+  });
 }
 
 /** The node source of a run (`src/source/node-source.ts`; `probe` makes its own, without the warehouse). */

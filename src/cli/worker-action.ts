@@ -9,7 +9,7 @@ import { runWorker } from '../queue/worker.ts';
 import { createWarehouse } from '../warehouse/db.ts';
 import { createSource, type RunSource } from './api-clients.ts';
 import type { Logger } from '../common/logger.ts';
-import type { Source } from '../source/source.ts';
+import { extendSource, type Source } from '../source/source.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
@@ -77,18 +77,10 @@ async function endpointChain(source: RunSource, redact: (text: string) => string
  * task got to its end.
  */
 function taskSource(source: RunSource, logger: Logger): Source {
-  return {
-    ...source,
-    // what its getters give is asked when it is needed, not when this is made (see createSource)
-    get checks() {
-      return source.checks;
-    },
-    get headerBatchSize() {
-      return source.headerBatchSize;
-    },
+  return extendSource(source, {
     async close() {
       await source.saveLearned().catch((err: unknown) => logger.warn({ msg: 'could not keep the eth_getLogs range for the next run', err: (err as Error).message }));
       await source.close();
     },
-  };
+  });
 }

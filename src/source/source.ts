@@ -54,3 +54,14 @@ export interface Source {
   /** Ends the source's connections. */
   close(): Promise<void>;
 }
+
+/**
+ * `source` with `extra`'s members added or in place of its own, each getter of either kept a getter: a spread would
+ * copy what a getter gives when the copy is made (a lazy node source's `checks`: none before its first call), and
+ * the pipeline asks later.
+ *
+ * @example const run = extendSource(lazy, { saveLearned: async () => undefined }); run.checks // the source's now, not at the copy
+ */
+export function extendSource<S extends Source, E extends object>(source: S, extra: E): Omit<S, keyof E> & E {
+  return Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(source), ...Object.getOwnPropertyDescriptors(extra) }) as Omit<S, keyof E> & E;
+}
