@@ -95,7 +95,8 @@ describe('erc20-etl backfill --source node with the key in the query or in user 
     await new Promise((r) => echo?.close(r));
   });
 
-  const backfill = ['backfill', '--source', 'node', '--contract', USDT, '--from', '17990000', '--to', '18000000'];
+  // chunks longer than the first eth_getLogs range (2,000 blocks), so that a call answers in full and the run learns a range to store
+  const backfill = ['backfill', '--source', 'node', '--contract', USDT, '--from', '17980000', '--to', '18000000'];
   const tables = async () =>
     (
       await target.warehouse.pool.query<{ t: string }>(

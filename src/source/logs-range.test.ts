@@ -215,6 +215,16 @@ describe('after an answer', () => {
     expect(state.range).toBe(LOGS_RANGE.maxRange);
     expect(learnedRange(state)).toBe(2333);
   });
+
+  it('learns nothing from answers cut short by the end of a chunk', () => {
+    const start = startLogsRange({ learned: 1500 });
+    const tail = afterAnswer(start, { fromBlock: 100, toBlock: 103 }, 2);
+    expect(tail.largest).toBe(4);
+    expect(learnedRange(tail)).toBeUndefined();
+    // nor from a single block, whose logs say little of a stretch
+    expect(learnedRange(afterAnswer({ ...start, range: 1 }, { fromBlock: 100, toBlock: 100 }, 2))).toBeUndefined();
+    expect(learnedRange(afterAnswer(start, { fromBlock: 100, toBlock: 1599 }, 2))).toBe(1500);
+  });
 });
 
 /** Logs a block: dense (3, with a burst of 400 every 997 blocks), then sparse (1 in 50 blocks), then 1 in 2 blocks. */

@@ -214,13 +214,15 @@ export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: Log
 
 /**
  * The range to remember for the next run of this job and endpoint: what the densest stretch of this run allowed,
- * at most the largest span that answered and the block limit; undefined when nothing answered.
+ * at most the largest span that answered and the block limit; undefined when no full-size answer (over more than
+ * one block) measured it. An answer cut short by the end of a chunk (a resumed chunk's last blocks, say) tells
+ * nothing of the provider: learned from, it would start the next run at a few blocks a call.
  *
  * @example learnedRange(state) // → 2500 after dense blocks at 3 logs a block, a 10,000-log cap
  */
 export function learnedRange(state: LogsRangeState): number | undefined {
-  if (state.largest === undefined) return undefined;
-  return Math.min(state.largest, state.densest ?? state.largest, state.maxRange);
+  if (state.largest === undefined || state.densest === undefined) return undefined;
+  return Math.min(state.largest, state.densest, state.maxRange);
 }
 
 function retry(state: LogsRangeState, asked: BlockSpan, because: 'suggested' | 'max-range' | 'halved'): RangeDecision {

@@ -55,4 +55,14 @@ describe('createRangeBook', () => {
     book.set([A, B], 2000, afterAnswer(book.of([A, B], 2000), { fromBlock: 1, toBlock: 2000 }, 10_000));
     expect(book.learned()).toBe(1400);
   });
+
+  it('does not lower the range remembered for a set that only answered the last blocks of a chunk', () => {
+    const book = createRangeBook({ learned: 1400 });
+    book.set([A], 2000, afterAnswer(book.of([A], 2000), { fromBlock: 1, toBlock: 1400 }, 1000));
+    // a resumed chunk: its checkpoint leaves 4 blocks, read by a set of contracts of their own
+    const tail = afterAnswer(book.of([A, B], 90_000), { fromBlock: 89_997, toBlock: 90_000 }, 3);
+    book.set([A, B], 90_000, tail);
+    expect(tail.largest).toBe(4);
+    expect(book.learned()).toBe(1400);
+  });
 });

@@ -15,7 +15,7 @@ export interface RangeBook {
   set(contracts: readonly string[], top: number, state: LogsRangeState): void;
   /** An answer over `blocks` blocks held `logs` logs of each contract named (0 for those it held none of). */
   answered(contracts: readonly string[], blocks: number, logs: ReadonlyMap<string, number>): void;
-  /** The range to remember for the next run: the least any set learned (the next run starts with one contract per call, then sets). */
+  /** The range to remember for the next run: the least any set learned (the next run starts with one contract per call, then sets); sets that only answered spans cut short by a chunk's end learned nothing. */
   learned(): number | undefined;
 }
 
