@@ -63,7 +63,7 @@ export class FatalError extends EtlError {
 export class InterruptedError extends FatalError {
   override readonly exitCode: number;
   constructor(signal: 'SIGINT' | 'SIGTERM') {
-    super(`stopped by ${signal}: the chunks stopped after their current page; what was committed stays, and the next run of the job resumes it`, {
+    super(`stopped by ${signal}: pages in flight were finished and no page was started after it; what was committed stays, and the next run of the job resumes it`, {
       details: { signal },
     });
     this.exitCode = signal === 'SIGINT' ? 130 : 143;
