@@ -4,7 +4,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
-import { bloomBits, bloomHasBits, createBloomBitsCache, missingFromBloom, TRANSFER_TOPIC } from './logs-bloom.ts';
+import { bloomBits, bloomHasBits, bloomHasPackedBits, createBloomBitsCache, missingFromBloom, packBloomBits, TRANSFER_TOPIC, unpackBloomBits } from './logs-bloom.ts';
 
 const lines = (file: string) =>
   readFileSync(join(FIXTURE_DIR, file), 'utf8')
@@ -45,28 +45,52 @@ describe('logs bloom', () => {
       t.set(hexToBytes(a.slice(2)), 12);
       return t;
     };
-    // all fifty share their first seven hex digits (one slot, taken in turns); three passes over ten times the
-    // size, then the same few again and again (kept): every answer is the hash's
+    // all fifty share their first seven hex digits; three passes over ten times the size, then the same few again
+    // and again (kept): every answer is the hash's
     for (const order of [addresses, addresses, [...addresses].reverse(), Array.from({ length: 40 }, (_, i) => addresses[i % 2]!)]) {
       for (const a of order) {
-        expect(bits('address', a)).toEqual(bloomBits(hexToBytes(a.slice(2))));
-        expect(bits('topic', a)).toEqual(bloomBits(topic(a)));
+        expect(unpackBloomBits(bits('address', a))).toEqual(bloomBits(hexToBytes(a.slice(2))));
+        expect(unpackBloomBits(bits('topic', a))).toEqual(bloomBits(topic(a)));
       }
     }
+  });
+
+  it('packs three bits into one number and tests a bloom by it as by the bits', () => {
+    for (const bits of [
+      [0, 0, 0],
+      [2047, 2047, 2047],
+      [1, 2046, 1024],
+      [2047, 0, 1],
+    ] as [number, number, number][]) {
+      expect(unpackBloomBits(packBloomBits(bits))).toEqual(bits);
+      const bloom = new Uint8Array(256);
+      for (const b of bits.slice(0, 2)) bloom[255 - (b >> 3)]! |= 1 << (b & 7);
+      // two of the three bits set: both tests say no, unless the third is one of the two
+      expect(bloomHasPackedBits(bloom, packBloomBits(bits))).toBe(bloomHasBits(bloom, bits));
+      bloom[255 - (bits[2] >> 3)]! |= 1 << (bits[2] & 7);
+      expect(bloomHasPackedBits(bloom, packBloomBits(bits))).toBe(true);
+    }
+  });
+
+  it('keeps the two items of a set apart and replaces the one used least lately', () => {
+    const bits = createBloomBitsCache(2);
+    const [a, b, c] = ['0a', '0b', '0c'].map((d) => `0x${d.repeat(20)}`) as [string, string, string];
+    const hashed = (x: string) => bloomBits(hexToBytes(x.slice(2)));
+    for (const x of [a, b, a, b, c, a, c, c, b, a]) expect(unpackBloomBits(bits('address', x)), x).toEqual(hashed(x));
   });
 
   it('gives an address written in capitals the bits of its lower-case bytes, and refuses text that is not 40 hex digits rather than hash part of it', () => {
     const bits = createBloomBitsCache();
     const lower = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
     const upper = `0x${lower.slice(2).toUpperCase()}`;
-    expect(bits('address', upper)).toEqual(bloomBits(hexToBytes(lower.slice(2))));
-    expect(bits('topic', upper)).toEqual(bits('topic', lower));
+    expect(unpackBloomBits(bits('address', upper))).toEqual(bloomBits(hexToBytes(lower.slice(2))));
+    expect(bits('topic', upper)).toBe(bits('topic', lower));
     // a bad digit at the end: Buffer.write alone would stop there and hash 19 bytes and a stale one
     expect(() => bits('topic', `${lower.slice(0, 40)}zz`)).toThrow();
     expect(() => bits('address', `${lower.slice(0, 40)}zz`)).toThrow();
     // a whole hash as an address: its 32 bytes are the item, as before
     const hash = `0x${'ab'.repeat(32)}`;
-    expect(bits('address', hash)).toEqual(bloomBits(hexToBytes(hash.slice(2))));
+    expect(unpackBloomBits(bits('address', hash))).toEqual(bloomBits(hexToBytes(hash.slice(2))));
   });
 
   it('rules out a transfer moved to a block whose bloom lacks it, naming what is missing', () => {

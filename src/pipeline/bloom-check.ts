@@ -30,7 +30,7 @@ type RuledOut = NonNullable<ReturnType<typeof missingFromBloom>>;
 /**
  * The bloom check of stored transfers, for a run: the bit positions of each address are hashed once and
  * remembered (`createBloomBitsCache`: a job's contracts and its busy addresses recur on every page), so a
- * check costs a few map look-ups and bit tests per row. `onChecked` hears how many rows each call checked.
+ * check costs a few table look-ups and bit tests per row. `onChecked` hears how many rows each call checked.
  *
  * @example
  * const blooms = createBloomCheck((n) => metrics?.transfersBloomChecked({ job, chain }, n));

@@ -5,7 +5,7 @@ import { isRetryable } from '../common/errors.ts';
 import { createSourceCounters } from '../common/source-counters.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
-import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
+import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC, unpackBloomBits } from '../eth/logs-bloom.ts';
 import { parseApiUrl } from '../config/api-url.ts';
 import { BadResponseError, HttpStatusError, PageKeyRejectedError, ResponseTooLargeError } from './errors.ts';
 import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
@@ -59,10 +59,10 @@ function buildChain(first: number, last: number, perBlock: (n: number) => { addr
     }));
     for (const log of own) {
       if (leaveOut?.(log)) continue;
-      set(bits('address', log.address));
+      set(unpackBloomBits(bits('address', log.address)));
       set(bloomBits(hexToBytes(TRANSFER_TOPIC.slice(2))));
-      set(bits('topic', `0x${log.topics[1]!.slice(26)}`));
-      set(bits('topic', `0x${log.topics[2]!.slice(26)}`));
+      set(unpackBloomBits(bits('topic', `0x${log.topics[1]!.slice(26)}`)));
+      set(unpackBloomBits(bits('topic', `0x${log.topics[2]!.slice(26)}`)));
     }
     const header: Record<string, string | null> = {
       parentHash: `0x${word(n - 1)}`,
