@@ -42,7 +42,9 @@ describe('a run stopped by a signal', () => {
     child.kill(signal);
     const r = await ended;
     expect(r.code, r.stderr).toBe(code);
-    expect(r.stderr).toContain(`erc20-etl: stopped by ${signal}: pages in flight were finished and no page was started after it; what was committed stays, and the next run of the job resumes it`);
+    expect(r.stderr).toContain(
+      `erc20-etl: stopped by ${signal}: pages in flight were finished and no page was started after it; what was committed stays, and the next run of the job resumes it`,
+    );
     expect(r.stderr).not.toContain(SECRET);
 
     const runs = await target.warehouse.pool.query<{ id: string; status: string; error: string; rows_inserted: string; inserted: string }>(
