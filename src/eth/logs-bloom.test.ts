@@ -4,7 +4,18 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
-import { bloomBits, bloomHasBits, bloomHasPackedBits, createBloomBitsCache, missingFromBloom, packBloomBits, TRANSFER_TOPIC, unpackBloomBits } from './logs-bloom.ts';
+import {
+  bloomBits,
+  bloomBytes,
+  bloomHasBits,
+  bloomHasPackedBits,
+  createBloomBitsCache,
+  createBloomSlabs,
+  missingFromBloom,
+  packBloomBits,
+  TRANSFER_TOPIC,
+  unpackBloomBits,
+} from './logs-bloom.ts';
 
 const lines = (file: string) =>
   readFileSync(join(FIXTURE_DIR, file), 'utf8')
@@ -70,6 +81,16 @@ describe('logs bloom', () => {
       bloom[255 - (bits[2] >> 3)]! |= 1 << (bits[2] & 7);
       expect(bloomHasPackedBits(bloom, packBloomBits(bits))).toBe(true);
     }
+  });
+
+  it('cuts blooms from slabs, each kept intact while later ones are made, and a damaged one as bloomBytes reads it', () => {
+    const bloomOf = createBloomSlabs(3);
+    const hexes = Array.from({ length: 10 }, (_, i) => `0x${bytesToHex(keccak_256(utf8ToBytes(String(i)))).repeat(8)}`);
+    const blooms = hexes.map((h, i) => (i === 4 ? bloomOf(`${h.slice(0, 100)}zz`) : bloomOf(h)));
+    blooms.forEach((bloom, i) => expect(Buffer.from(bloom).equals(Buffer.from(bloomBytes(i === 4 ? `${hexes[i]!.slice(0, 100)}zz` : hexes[i]!))), String(i)).toBe(true));
+    expect(blooms[4]).toHaveLength(49);
+    expect(blooms[0]!.buffer).toBe(blooms[2]!.buffer);
+    expect(blooms[3]!.buffer).not.toBe(blooms[2]!.buffer);
   });
 
   it('keeps the two items of a set apart and replaces the one used least lately', () => {

@@ -6,7 +6,7 @@ import { withRetry } from '../common/retry.ts';
 import type { SourceCounters } from '../common/source-counters.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { isHexQuantity } from '../eth/hex.ts';
-import { bloomBytes, createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
+import { createBloomBitsCache, createBloomSlabs, missingFromBloom } from '../eth/logs-bloom.ts';
 import { BadResponseError, describeContext, PageKeyRejectedError } from './errors.ts';
 import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
@@ -122,6 +122,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const budget = deps.budget ?? NO_BUDGET;
   const headers = createNodeHeaders({ http, batchSize: deps.headerBatchSize });
   const bloomBits = createBloomBitsCache();
+  // the blooms of remembered blocks, dropped oldest first with them
+  const bloomBytes = createBloomSlabs();
   // the pipeline checks the same headers again with it: each header is hashed once
   const chain = deps.chain ?? 1;
   const checks: SourceChecks = { chain, checkHeader: createHeaderChecker(chain) };
