@@ -402,14 +402,17 @@ describe('a requestsPerSecond limit across workers', () => {
 describe('a task the worker cannot do', () => {
   const world = syntheticWorld('workers_bad', { seed: 44, blocks: 200, tokens: 1, transfers: 300, startBlock: 1_000_000 });
 
-  it('ends with a message when its payload is unreadable, instead of coming back 25 times', async () => {
+  it('ends with a message when its payload is unreadable, instead of coming back 25 times; worker --once then exits 1 naming it', async () => {
     const { target } = world;
     const migrated = await runCli(['migrate'], { env: { DATABASE_URL: target.url } });
     expect(migrated.code, migrated.stderr).toBe(0);
     await target.warehouse.pool.query(`SELECT graphile_worker.add_job('erc20_etl_chunk', '{"job": {"name": "old"}, "chunkId": 7}'::json)`);
     const worker = spawnWorker(world, target.url, ['--once']);
     const result = await worker.result;
-    expect(result.code, result.stderr).toBe(0);
+    // a batch that left work undone is no success to cron
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('worker --once stopped with work undone: 1 task(s) failed and were given up');
+    expect(result.stderr).toMatch(/\n {2}erc20_etl_chunk: .*payload this version cannot read/);
     const failed = worker.logs().filter((l) => l['msg'] === 'task failed; retrying cannot help, so it ends here');
     expect(failed).toHaveLength(1);
     expect(String(failed[0]!['err'])).toMatch(/payload this version cannot read .*job\.contracts.*run `erc20-etl enqueue` for its job again/);

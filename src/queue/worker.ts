@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { parseCronItems, run, runOnce, type Runner, type RunnerOptions, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
-import { EtlError, isRetryable, RetryableError } from '../common/errors.ts';
+import { EtlError, FatalError, isRetryable, RetryableError } from '../common/errors.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { type JobSeries, jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
@@ -66,15 +66,17 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   );
 
   const tasks = chainTasks(deps.chainId);
+  /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
+  const failures: Failures = { givenUp: [], retrying: new Set() };
   const taskList: TaskList = {
     [tasks.chunk]: (payload, helpers) =>
-      guarded(deps, tasks.chunk, async (scope) => {
+      guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
         await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal);
       }),
-    [tasks.enqueue]: (payload) =>
-      guarded(deps, tasks.enqueue, async (scope) => {
+    [tasks.enqueue]: (payload, helpers) =>
+      guarded(deps, failures, { task: tasks.enqueue, id: helpers.job.id }, async (scope) => {
         const { job } = parsePayload(enqueuePayload, payload, tasks.enqueue);
         scope.job = job.name;
         const source = deps.source(job);
@@ -113,8 +115,11 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   };
   logger.info({ msg: 'worker started', worker, chain: deps.chainId, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
   try {
-    if (options.once) await runOnce(runnerOptions);
-    else await untilStopped(await run({ ...runnerOptions, noHandleSignals: true }), logger);
+    if (options.once) {
+      await runOnce(runnerOptions);
+      // a batch that left work undone must not look like success to cron
+      if (failures.givenUp.length || failures.retrying.size) throw new OnceFailedError(failures.givenUp, failures.retrying.size);
+    } else await untilStopped(await run({ ...runnerOptions, noHandleSignals: true }), logger);
   } finally {
     await heartbeats.stop();
     logger.info({ msg: 'worker stopped', worker });
@@ -154,21 +159,54 @@ interface TaskScope {
  * project id, and a failure that a retry cannot fix ends the task instead of coming back 25 times: it is
  * logged and, for a chunk, its run is marked failed; the next `enqueue` of the job queues the chunk again.
  */
-async function guarded(deps: WorkerDeps, task: string, work: (scope: TaskScope) => Promise<unknown>): Promise<void> {
+/** The tasks of this process that failed: given up (each named), or waiting for another attempt (by queue id; one that later succeeds leaves). */
+interface Failures {
+  givenUp: string[];
+  retrying: Set<string>;
+}
+
+async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { task: string; id: string }, work: (scope: TaskScope) => Promise<unknown>): Promise<void> {
   const scope: TaskScope = {};
   try {
     await work(scope);
+    failures.retrying.delete(id);
   } catch (err) {
+    failures.retrying.delete(id);
     const message = deps.redact(err instanceof Error ? err.message : String(err));
     // an error of no known kind is a bug or a surprise of a library: worth another try before giving up
     const retryable = !(err instanceof EtlError) || isRetryable(err);
     if (retryable) {
       deps.logger.warn({ msg: 'task failed; it will be tried again', job: scope.job, task, err: message });
+      failures.retrying.add(id);
       throw new RetryableError(message);
     }
     deps.logger.error({ msg: 'task failed; retrying cannot help, so it ends here', job: scope.job, task, err: message });
+    failures.givenUp.push(`${scope.job === undefined ? task : `job "${scope.job}"`}: ${message}`);
     if (scope.runId !== undefined && scope.series !== undefined) {
       if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.series, 'failed', deps.clock.now() / 1000);
     }
+  }
+}
+
+/**
+ * `worker --once` ran out of ready tasks after some failed: exit 1 (a batch job's cron sees it), naming each task
+ * given up and how many wait for a later attempt.
+ */
+export class OnceFailedError extends FatalError {
+  constructor(givenUp: readonly string[], retrying: number) {
+    const parts = [
+      givenUp.length ? `${givenUp.length} task(s) failed and were given up (retrying cannot help; their runs are marked failed)` : '',
+      retrying ? `${retrying} task(s) failed an attempt and stay in the queue, to be tried again later (or given up after their last attempt)` : '',
+    ].filter(Boolean);
+    super(
+      [
+        `worker --once stopped with work undone: ${parts.join('; ')}.`,
+        ...givenUp.map((line) => `  ${line}`),
+        givenUp.length
+          ? 'Fix what each says, then run the job again (erc20-etl run, or enqueue it again); `erc20-etl status` shows each run.'
+          : 'The log says why each attempt failed; run `erc20-etl worker --once` again later (`erc20-etl status` shows the queue).',
+      ].join('\n'),
+      { details: { givenUp: givenUp.length, retrying } },
+    );
   }
 }
