@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -244,15 +245,35 @@ describe('a backfill killed mid-range', () => {
 });
 
 describe('erc20-etl status', () => {
-  it('on a warehouse that is not migrated, exits 1 and says to run migrate', async () => {
+  it('on a warehouse that is not migrated, exits 1 and says to run migrate (and so does report, writing nothing)', async () => {
     const db = await freshDatabase('cli_status_unmigrated');
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-unmigrated-'));
     try {
-      const r = await runCli(['status'], { env: { DATABASE_URL: db.url } });
-      expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(/The warehouse is not migrated \(\d+ migration\(s\) pending: 0001_initial, .*\)\. Run `erc20-etl migrate` first\./);
-      expect(r.stderr).not.toMatch(/unexpected failure|does not exist/);
+      const out = join(dir, 'report.html');
+      for (const args of [['status'], ['report', '--out', out]]) {
+        const r = await runCli(args, { env: { DATABASE_URL: db.url } });
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).toMatch(/The warehouse is not migrated \(\d+ migration\(s\) pending: 0001_initial, .*\)\. Run `erc20-etl migrate` first\./);
+        expect(r.stderr).not.toMatch(/unexpected failure|does not exist/);
+      }
+      expect(await readdir(dir)).toEqual([]);
     } finally {
+      await rm(dir, { recursive: true, force: true });
       await db.drop();
+    }
+  });
+
+  it('ends quietly, with exit 0, when its reader closes the pipe before it prints (status | head)', async () => {
+    const target = await migratedWarehouse('cli_status_pipe');
+    try {
+      const child = spawn(process.execPath, [BIN, 'status'], { cwd: REPO_DIR, env: { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+      // the reading end goes before the command writes a byte
+      child.stdout.destroy();
+      const r = await collect(child, 60_000);
+      expect(r.stderr).not.toMatch(/EPIPE|Unhandled|unexpected failure/);
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      await target.drop();
     }
   });
 

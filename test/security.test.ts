@@ -759,6 +759,7 @@ describe('the exporter role of README "Database privileges"', () => {
   const suffix = randomBytes(4).toString('hex');
   const owner = `erc20_owner_${suffix}`;
   const exporter = `erc20_exporter_${suffix}`;
+  const reader = `erc20_reader_${suffix}`;
   const database = databaseName('privileges', suffix);
   let devnet: RunningDevnet;
   beforeAll(async () => {
@@ -768,11 +769,11 @@ describe('the exporter role of README "Database privileges"', () => {
     await devnet?.close();
     await connectedAs(serverUrl(), async (c) => {
       await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      for (const role of [exporter, owner]) await c.query(`DROP ROLE IF EXISTS ${role}`);
+      for (const role of [reader, exporter, owner]) await c.query(`DROP ROLE IF EXISTS ${role}`);
     });
   });
 
-  it('can run backfill, status, enqueue and worker with exactly those grants, and cannot create, drop, truncate or migrate', async () => {
+  it('can run backfill, status, enqueue and worker with exactly those grants, and cannot create, drop, truncate or migrate; a role that only reads sees status and is told what a run lacks', async () => {
     const readme = await readFile(join(REPO_DIR, 'README.md'), 'utf8');
     const section = /^### Database privileges\n([\s\S]*?)(?=^##)/m.exec(readme)?.[1];
     expect(section, 'README has a "### Database privileges" section').toBeDefined();
@@ -877,6 +878,33 @@ describe('the exporter role of README "Database privileges"', () => {
     const unqueued = await runCli(['worker', '--once'], { env });
     expect(unqueued.code, unqueued.stderr).toBe(1);
     expect(unqueued.stderr).toMatch(/may not do it\. Run `erc20-etl migrate` as the role that owns the warehouse/);
+
+    // a role that may only read the warehouse's tables: status shows the transfers and says the queue is not its to
+    // read; a run is told which privilege is missing and where the grants are, not to try again
+    expect((await runCli(['migrate'], { env: { DATABASE_URL: ownerUrl } })).code).toBe(0);
+    await connectedAs(serverUrl(), async (c) => {
+      await c.query(`CREATE ROLE ${reader} LOGIN PASSWORD 'reads'`);
+      await c.query(`GRANT CONNECT ON DATABASE ${database} TO ${reader}`);
+    });
+    await connectedAs(ownerUrl, async (c) => {
+      await c.query(`GRANT USAGE ON SCHEMA public TO ${reader}`);
+      await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${reader}`);
+    });
+    const readerEnv = { DATABASE_URL: url(reader, 'reads'), CHAIN_API_URL: `${devnet.origin}/${SECRET}` };
+    const readStatus = await runCli(['status'], { env: readerEnv });
+    expect(readStatus.code, readStatus.stderr).toBe(0);
+    expect(readStatus.stdout).toMatch(/^  rows: +1217$/m);
+    expect(readStatus.stdout).toMatch(
+      /^queue: not readable by this role \(permission denied for schema graphile_worker: grant this role the queue's tables as README "Database privileges" shows to see it\)$/m,
+    );
+    const readJson = await runCli(['status', '--json'], { env: readerEnv });
+    expect(readJson.code, readJson.stderr).toBe(0);
+    expect(JSON.parse(readJson.stdout)).toMatchObject({ queue: null, queueUnreadable: expect.stringContaining('permission denied for schema graphile_worker') });
+    const readRun = await runCli(args, { env: readerEnv });
+    expect(readRun.code).toBe(1);
+    expect(readRun.stderr).toMatch(/PostgreSQL refused the run: permission denied for table \w+ \(SQLSTATE 42501\): the role of DATABASE_URL lacks a privilege/);
+    expect(readRun.stderr).toContain('README "Database privileges"');
+    expect(readRun.stderr).not.toContain('unexpected failure');
   }, 240_000);
 });
 

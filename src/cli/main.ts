@@ -24,6 +24,11 @@ export function buildProgram(): Command {
 
 /** Runs the command line; resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // a reader that stops early (`erc20-etl status | head`) closes the pipe: what is left to print is dropped, the
+  // command goes on to its end (a run still commits and records itself), and no stack trace is printed
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   try {
     await buildProgram().parseAsync([...argv]);
     return EXIT.ok;

@@ -5,6 +5,7 @@ import { resolveSettings } from '../config/settings.ts';
 import { readReportData } from '../report/report-data.ts';
 import { reportPage } from '../report/report-page.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
+import { ensureMigrated } from './exporter.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 
 export interface ReportFlags {
@@ -32,6 +33,8 @@ export async function writeReport(flags: ConnectionFlags & ReportFlags): Promise
   const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger: createLogger(), maxConnections: 2 });
   try {
+    // an unmigrated warehouse is told to migrate, not shown a missing relation
+    await ensureMigrated(warehouse);
     const data = await readReportData(warehouse.db, { days, runs, now: new Date() }).catch((err: unknown) => {
       throw describeConnectionError(err);
     });

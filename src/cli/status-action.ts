@@ -32,13 +32,21 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     const contracts = await contractStatus(warehouse.db, job && { chainId: jobChain(job).chain, contracts: job.contracts.map((c) => c.address) }).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
-    const queue = await queueStatus(warehouse.db);
+    // a role that may read the transfers but not the queue still sees them, and is told what it misses
+    let queueUnreadable: string | undefined;
+    const queue = await queueStatus(warehouse.db).catch((err: unknown) => {
+      if ((err as { code?: string }).code !== '42501') throw describeConnectionError(err);
+      queueUnreadable = `${(err as Error).message}: grant this role the queue's tables as README "Database privileges" shows to see it`;
+      return undefined;
+    });
     const endpoint = await chainHead(flags, logger, job?.source ?? 'any');
     const chains = [...new Set(contracts.map((c) => c.chainId))];
     if (flags.json) {
       const known = endpoint && 'head' in endpoint ? endpoint : undefined;
       const head = known?.head ?? null;
-      process.stdout.write(`${JSON.stringify({ head, headChainId: known?.chainId ?? null, chains, contracts, queue: queue ?? null }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ head, headChainId: known?.chainId ?? null, chains, contracts, queue: queue ?? null, ...(queueUnreadable && { queueUnreadable }) }, null, 2)}\n`,
+      );
       return;
     }
     const span = (s: { fromBlock: number; toBlock: number }) => `${s.fromBlock}–${s.toBlock}`;
@@ -65,6 +73,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     }
     if (!contracts.length) process.stdout.write('No contracts exported yet.\n');
     if (queue) process.stdout.write(queueText(queue));
+    if (queueUnreadable) process.stdout.write(`queue: not readable by this role (${queueUnreadable})\n`);
   } finally {
     await warehouse.close();
   }

@@ -170,6 +170,13 @@ function explain(err: unknown): unknown {
   if (err instanceof EtlError) return err;
   const e = err as { code?: string; message?: string; severity?: string };
   const classified = classifyPgError(err);
+  if (e?.code === '42501') {
+    return new FatalError(
+      `PostgreSQL refused the run: ${e.message} (SQLSTATE 42501): the role of DATABASE_URL lacks a privilege the run needs, and running again as it cannot help. ` +
+        'Grant what README "Database privileges" lists (as the role that owns the warehouse), then run the job again; everything committed is kept.',
+      { cause: err },
+    );
+  }
   if (classified !== err || (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))) {
     const what = classified instanceof Error && classified !== err ? classified.message : `${e.message} (SQLSTATE ${e.code})`;
     return new FatalError(`PostgreSQL failed during the run: ${what}. Everything committed is kept; run the job again to finish it.`, { cause: err });
