@@ -36,6 +36,8 @@ export interface ExportSummary extends RunSummary {
   skippedLogs: ReadonlyMap<string, SkippedLogCounts>;
   /** The `eth_getLogs` range (blocks) a node source learned, kept for the job's next run from the same host. */
   logsRange?: number;
+  /** Whether `logsRange` was stored for the next run (false: storing it failed, and a warning said why). */
+  logsRangeKept?: boolean;
 }
 
 /**
@@ -66,11 +68,15 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
       command,
     );
     // the range that worked, for the next run of the job from this endpoint's host
-    await source
-      .saveLearned(summary.runId)
-      .catch((err: unknown) => logger.warn({ msg: 'could not keep the eth_getLogs range for the next run', job: job.name, err: options.api.redact((err as Error).message) }));
+    const kept = await source.saveLearned(summary.runId).then(
+      () => true,
+      (err: unknown) => {
+        logger.warn({ msg: 'could not keep the eth_getLogs range for the next run', job: job.name, err: options.api.redact((err as Error).message) });
+        return false;
+      },
+    );
     const logsRange = source.learnedRange();
-    return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange }) };
+    return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange, logsRangeKept: kept }) };
   } finally {
     stop.release();
     await source.close().catch(() => undefined);

@@ -26,6 +26,12 @@ describe('summaryText', () => {
     ]);
   });
 
+  it('says so when the range learned could not be stored', () => {
+    expect(summaryText({ ...run, logsRange: 1500, logsRangeKept: false }).split('\n')[4]).toBe(
+      '  eth_getLogs: 1500 blocks per call learned, but it could not be stored (a warning in the log says why): the next run of the job starts from the range stored before, else the default',
+    );
+  });
+
   it('has no skipped lines for none', () => {
     expect(skippedLines(undefined)).toEqual([]);
     expect(skippedLines(new Map())).toEqual([]);

@@ -3,7 +3,7 @@ import type { RunSummary } from '../pipeline/run-job.ts';
 import type { SkippedLogCounts } from '../source/source.ts';
 
 /** A run's summary, with what a node source skipped and learned when it says so. */
-type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number };
+type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number; logsRangeKept?: boolean };
 
 /**
  * The run's wall time by part (`--time-budget`), seconds and share, and where the whole report went.
@@ -25,7 +25,13 @@ export function summaryText(s: SummaryInput): string {
     `  rows: ${t.rowsInserted} inserted, ${t.rowsUpdated} updated, ${t.rowsUnchanged} unchanged, ${t.rowsRemoved} removed`,
     `  API: ${t.apiRequests} requests, ${t.retries} retries, ${t.rateLimited} rate-limited; ${t.headersFetched} headers fetched`,
   ];
-  if (s.logsRange !== undefined) lines.push(`  eth_getLogs: ${s.logsRange} blocks per call learned, the next run of the job starts there`);
+  if (s.logsRange !== undefined) {
+    lines.push(
+      s.logsRangeKept === false
+        ? `  eth_getLogs: ${s.logsRange} blocks per call learned, but it could not be stored (a warning in the log says why): the next run of the job starts from the range stored before, else the default`
+        : `  eth_getLogs: ${s.logsRange} blocks per call learned, the next run of the job starts there`,
+    );
+  }
   lines.push(...skippedLines(s.skippedLogs));
   if (!s.ranges.length) lines.push(`  nothing to read: no contract has blocks left to read up to the chain head ${s.head}`);
   return `${lines.join('\n')}\n`;

@@ -46,6 +46,9 @@ export async function workerSettings(flags: WorkerFlags): Promise<WorkerSettings
     if (!(err instanceof ConfigError)) throw err;
     problems.push(err.message.replace(/\.$/, ''));
   }
+  if (flags.jobs !== undefined && !flags.schedule) {
+    problems.push(`--jobs ${flags.jobs}: read only with --schedule (the job files whose "schedule" the worker fires); add --schedule, or leave --jobs out`);
+  }
   if (flags.once && flags.schedule) problems.push('--once and --schedule: a worker that stops when the queue is empty cannot keep a schedule; use one or the other');
   let scheduled: Readonly<JobConfig>[] = [];
   if (flags.schedule && !flags.once) scheduled = await scheduledJobs(flags.jobs ?? 'jobs', problems);
@@ -74,7 +77,9 @@ async function scheduledJobs(dir: string, problems: string[]): Promise<Readonly<
       files.set(job.name, file);
       jobs.push(job);
     } catch (err) {
-      problems.push(err instanceof ConfigError && err.problems.length ? err.problems.join('\n  ') : (err as Error).message);
+      // one entry a problem, so the count in the heading is the number of lines below it
+      if (err instanceof ConfigError && err.problems.length) problems.push(...err.problems);
+      else problems.push((err as Error).message);
     }
   }
   if (!jobs.length && !problems.length) problems.push(`--schedule: no job file in ${dir} has a "schedule", e.g. "schedule": "0 2 * * *"`);

@@ -28,7 +28,11 @@ export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>
   requireVerifiableChain(job);
   const { chain, stated } = jobChain(job);
   if (!stated) {
-    deps.logger.warn({ msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file (--chain to backfill)', job: job.name, field: 'chain' });
+    deps.logger.warn({
+      msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file, or pass --chain 1 to backfill',
+      job: job.name,
+      field: 'chain',
+    });
   }
   const served = await deps.source.chainId();
   if (BigInt(served) !== BigInt(chain)) throw new ChainMismatchError(job.name, chain, served, stated);
