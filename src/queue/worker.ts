@@ -61,9 +61,12 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   events.on('cron:schedule', ({ timestamp, jobsAndIdentifiers }) =>
     logger.info({ msg: 'schedule due', at: new Date(timestamp).toISOString(), entries: jobsAndIdentifiers.map((j) => j.identifier) }),
   );
+  // asked at start for every due time of the last hour, fired already or not: the queue adds only those no worker fired
   events.on('cron:backfill', ({ timestamp, itemsToBackfill }) =>
-    logger.info({ msg: 'schedule was due while no worker ran it', at: timestamp, entries: itemsToBackfill.map((j) => j.identifier) }),
+    logger.info({ msg: 'schedule was due within the hour: enqueued now unless a worker fired it then', at: timestamp, entries: itemsToBackfill.map((j) => j.identifier) }),
   );
+  // a worker that starts within the hour after a due time still fires it (once, as ever), if the queue knew the
+  // schedule then (graphile-worker back-fills only entries it knew: a schedule is known from its first worker's start)
 
   const tasks = chainTasks(deps.chainId);
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
@@ -97,7 +100,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       // the identifier is what makes an entry fire once across workers: every worker names a job alike
       identifier: `erc20-etl:${job.name}`,
       payload: { job },
-      // a worker that starts within the hour after a due time still fires it (once, as ever)
+      // see the back-fill above
       options: { backfillPeriod: 3_600_000, jobKey: `erc20-etl:enqueue:${job.name}`, maxAttempts: 5 },
     })),
   );
