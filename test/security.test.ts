@@ -893,7 +893,7 @@ describe('the exporter role of README "Database privileges"', () => {
     const readerEnv = { DATABASE_URL: url(reader, 'reads'), CHAIN_API_URL: `${devnet.origin}/${SECRET}` };
     const readStatus = await runCli(['status'], { env: readerEnv });
     expect(readStatus.code, readStatus.stderr).toBe(0);
-    expect(readStatus.stdout).toMatch(/^  rows: +1217$/m);
+    expect(readStatus.stdout).toMatch(/^ {2}rows: +1217$/m);
     expect(readStatus.stdout).toMatch(
       /^queue: not readable by this role \(permission denied for schema graphile_worker: grant this role the queue's tables as README "Database privileges" shows to see it\)$/m,
     );

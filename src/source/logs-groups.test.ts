@@ -66,4 +66,47 @@ describe('createLogsGroups', () => {
     groups.issued([{ ...lower, toBlock: 1200 }], 999, 500);
     expect(groups.members(b, 499)).toHaveLength(2);
   });
+
+  it('finds the queries of other contracts a span or two behind a top, and wakes the one waiting there once they came down to it', async () => {
+    const groups = createLogsGroups<string>(50);
+    // a ran ahead to 499; b and d were last asked down to 700 and 900: behind a within 600 blocks, d not within 300
+    groups.issued([a], 999, 500);
+    groups.issued([b], 999, 701);
+    groups.issued([d], 999, 901);
+    expect(groups.behind(a, 499, 100)).toBeUndefined();
+    // c's query ends at 600: it never comes down to 499
+    groups.issued([c], 1200, 1000);
+    const wait = groups.behind(a, 499, 600)!;
+    expect(wait).toBeDefined();
+    expect(groups.awaited(499)).toBe(true);
+    let woken = false;
+    void wait.caughtUp.then(() => (woken = true));
+    // b comes down to 499 (d is still behind, within the window): a waits on
+    groups.issued([b], 700, 500);
+    await Promise.resolve();
+    expect(woken).toBe(false);
+    // d's call names a too: a share waits for it at its top, and it goes on
+    groups.issued([d, a], 900, 500);
+    groups.share([a], 499, () => Promise.resolve('a’s logs'));
+    await wait.caughtUp;
+    expect(woken).toBe(true);
+    expect(groups.awaited(499)).toBe(false);
+    await expect(groups.take(a, 499)).resolves.toBe('a’s logs');
+  });
+
+  it('wakes a waiting query when those behind it end, and forgets a wait given up', async () => {
+    const groups = createLogsGroups<string>(50);
+    groups.issued([a], 999, 500);
+    groups.issued([b], 999, 701);
+    const wait = groups.behind(a, 499, 600)!;
+    groups.forget(b);
+    await wait.caughtUp;
+    groups.issued([b], 999, 701);
+    const again = groups.behind(a, 499, 600)!;
+    again.cancel();
+    expect(groups.awaited(499)).toBe(false);
+    // a query of the same contract is not waited for: one call names a contract once
+    expect(groups.behind({ ...a, fromBlock: 0, toBlock: 450 }, 499, 600)).toBeDefined();
+    expect(groups.behind({ contract: '0xb', fromBlock: 0, toBlock: 499 }, 499, 600)).toBeUndefined();
+  });
 });

@@ -40,6 +40,17 @@ export interface LogsGroups<S> {
   share(others: readonly Member[], top: number, shares: (member: Member) => Promise<S>): void;
   /** The query ended or failed: nothing is expected of it. */
   forget(member: Member): void;
+  /**
+   * Queries of other contracts a call for `asker` at `top` would leave behind: expected to ask within `window` blocks
+   * above `top`, on their way down to it. A query that runs one span ahead of the others over the same blocks (it started
+   * a call before them) would stay ahead, alone, call after call: waiting for them makes one call name them all from
+   * there on. Undefined when no query is behind; else `caughtUp` resolves once a share for `asker` at `top` is made
+   * (a query behind called there and named it) or no query is behind any more (they moved on, or ended), and
+   * `cancel` lets go of it (the caller stopped waiting).
+   */
+  behind(asker: Member, top: number, window: number): { caughtUp: Promise<void>; cancel(): void } | undefined;
+  /** Whether a query waits (`behind`) at `top` for others to come down to it: a call just above may end there to meet it. */
+  awaited(top: number): boolean;
 }
 
 /** Tops whose spans are remembered: enough for every chunk of a run to meet the calls of the others. */
@@ -56,6 +67,23 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
   const expected = new Map<string, Member & { top: number }>();
   const waiting = new Map<string, { top: number; share: Promise<S> }>();
   const spans = new Map<number, number>();
+  const waiters = new Set<{ asker: Member; top: number; window: number; resolve(): void }>();
+
+  const isBehind = (asker: Member, top: number, window: number) => {
+    for (const e of expected.values()) {
+      if (e.contract !== asker.contract && e.top > top && e.top - top <= window && e.fromBlock <= top) return true;
+    }
+    return false;
+  };
+  /** After every change: the waiters whose share came, or who wait for nobody now, go on. */
+  const wake = () => {
+    for (const w of waiters) {
+      if (waiting.get(memberKey(w.asker))?.top === w.top || !isBehind(w.asker, w.top, w.window)) {
+        waiters.delete(w);
+        w.resolve();
+      }
+    }
+  };
 
   return {
     take(member, top) {
@@ -90,6 +118,7 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
         if (from > m.fromBlock) expected.set(memberKey(m), { ...m, top: from - 1 });
         else expected.delete(memberKey(m));
       }
+      if (waiters.size) wake();
     },
     share(others, top, shares) {
       for (const m of others) {
@@ -97,10 +126,25 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
         share.catch(() => undefined); // the member asks on its own
         waiting.set(memberKey(m), { top, share });
       }
+      if (waiters.size) wake();
     },
     forget(member) {
       expected.delete(memberKey(member));
       waiting.delete(memberKey(member));
+      if (waiters.size) wake();
+    },
+    behind(asker, top, window) {
+      if (!isBehind(asker, top, window)) return undefined;
+      let waiter: { asker: Member; top: number; window: number; resolve(): void } | undefined;
+      const caughtUp = new Promise<void>((resolve) => {
+        waiter = { asker, top, window, resolve };
+        waiters.add(waiter);
+      });
+      return { caughtUp, cancel: () => waiters.delete(waiter!) };
+    },
+    awaited(top) {
+      for (const w of waiters) if (w.top === top) return true;
+      return false;
     },
   };
 }

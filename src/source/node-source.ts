@@ -18,7 +18,7 @@ import { blockNumber, chainIdOnce, getTransferLogs } from './node-rpc.ts';
 import type { PageQuery, SkippedLogCounts, Source, SourceChecks } from './source.ts';
 import { readTokenMetadata } from './token-metadata.ts';
 import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type SkippedLog, type TransferLog } from './transfer-log.ts';
-import { createLogsGroups, type Member } from './logs-groups.ts';
+import { createLogsGroups, type Member, memberKey } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
 
 /** A node source: a `Source`, and what the CLI asks of a node besides. */
@@ -73,6 +73,12 @@ const MAX_CONTRACTS_PER_CALL = 50;
  * 34–35 calls of 5,783–6,082 after).
  */
 const MET_SPAN_SHARE = 0.75;
+/** How long a query alone waits for others behind it to come down to its top (`afterCatchUp`), at most. */
+const CATCH_UP_MS = 2_000;
+/** Others are behind a query when they are expected within this many of its ranges above its top. */
+const CATCH_UP_RANGES = 2;
+/** How long a query whose wait ran out calls without waiting. */
+const CATCH_UP_PAUSE_MS = 30_000;
 /** Single blocks remembered as refused for several contracts. */
 const ALONE_REMEMBERED = 1_024;
 
@@ -141,6 +147,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const groups = createLogsGroups<Slice>(MAX_CONTRACTS_PER_CALL);
   /** Tops of single blocks refused for several contracts at once: asked per contract. */
   const alone = new Set<number>();
+  /** Queries (`memberKey`) whose last wait for others ran out, and until when they do not wait again. */
+  const impatient = new Map<string, number>();
 
   /**
    * Of these blocks (hash → the number the logs give it), those whose facts are neither remembered nor in the
@@ -188,7 +196,13 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
     const me: Member = { contract, fromBlock: query.fromBlock, toBlock: query.toBlock };
-    const shared = groups.take(me, top);
+    let shared = groups.take(me, top);
+    const caughtUp = shared ? undefined : catchUp(me, top);
+    // taken and, if none, called at once after the wait: queries woken together share one call
+    if (caughtUp) {
+      await caughtUp;
+      shared = groups.take(me, top);
+    }
     const slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top));
     const where = describeContext({ contract, fromBlock: slice.from, toBlock: top });
     const transfers = await withTime(slice.logs, contract, where);
@@ -218,9 +232,35 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const met = groups.spanFrom(top);
     // a span the range allows now (another set's may be longer: denser logs would overflow it) and nearly fills,
     // else a range-sized call: a span sized for busier contracts would leave this call's answer short
-    const follow = met !== undefined && top - met + 1 <= range.range && top - met + 1 >= range.range * MET_SPAN_SHARE;
+    // …or a short span that ends where a query waits for this one (`afterCatchUp`): from there on, one call names both
+    const follow = met !== undefined && top - met + 1 <= range.range && (top - met + 1 >= range.range * MET_SPAN_SHARE || groups.awaited(met - 1));
     const from = follow ? met : top - range.range + 1;
     return from - lowest < range.range / 4 ? lowest : from;
+  }
+
+  /**
+   * A query about to call at `top` while queries of other contracts over the same blocks are a span or two behind
+   * it (two of the ranges of the contracts it would call with) waits for them to come down to it, at most
+   * `CATCH_UP_MS`: it started a call before them, and would otherwise stay a call ahead of them, on its own, all the
+   * way down. A query whose wait ran out does not wait again for `CATCH_UP_PAUSE_MS` (what it waited for may be slow
+   * for a while). Undefined when none is behind.
+   */
+  function catchUp(me: Member, top: number): Promise<void> | undefined {
+    if (alone.has(top) || (impatient.get(memberKey(me)) ?? 0) > clock.now()) return undefined;
+    const range = ranges.of(
+      groups.members(me, top).map((m) => m.contract),
+      top,
+    ).range;
+    const wait = groups.behind(me, top, CATCH_UP_RANGES * range);
+    if (!wait) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, CATCH_UP_MS, true)));
+    return Promise.race([wait.caughtUp.then(() => false), timedOut]).then((late) => {
+      clearTimeout(timer);
+      wait.cancel();
+      if (late) impatient.set(memberKey(me), clock.now() + CATCH_UP_PAUSE_MS);
+      else impatient.delete(memberKey(me));
+    });
   }
 
   /**
