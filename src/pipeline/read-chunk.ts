@@ -15,7 +15,7 @@ import type { Warehouse } from '../warehouse/db.ts';
 
 export interface ChunkDeps {
   warehouse: Warehouse;
-  source: Pick<Source, 'fetchPage'>;
+  source: Pick<Source, 'fetchPage' | 'endQuery'>;
   logger: Logger;
   clock: Clock;
   /** Where the run's time goes (`--time-budget`): a page asked of the source counts as `api` until it is there. */
@@ -140,6 +140,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         const restartAt = Math.min(chunk.resumeToBlock ?? chunk.toBlock, chunk.toBlock);
         deps.logger.warn({ msg: 'page key refused; going on from the lowest committed block', job: task.job, contract: task.contract, block: restartAt });
         await dropPageKey(deps.warehouse.db, chunk, restartAt);
+        deps.source.endQuery?.({ contract: task.contract, fromBlock: queryFrom, toBlock: chunk.toBlock });
         chunk.toBlock = restartAt;
         chunk.pageKey = null;
         chunk.openKeys = [];
@@ -213,6 +214,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
     loopFailed = true;
     throw err;
   } finally {
+    deps.source.endQuery?.({ contract: task.contract, fromBlock: queryFrom, toBlock: chunk.toBlock });
     try {
       // what the chunk wrote into the group is committed and announced whatever stopped it: nothing committed is lost
       await announce(0).catch((err: unknown) => {

@@ -42,7 +42,8 @@ export interface LogsGroups<S> {
   forget(member: Member): void;
   /**
    * Queries of other contracts a call for `asker` at `top` would leave behind: expected to ask within `window` blocks
-   * above `top`, on their way down to it. A query that runs one span ahead of the others over the same blocks (it started
+   * above `top`, on their way down to it, or at `top` once they took a share waiting for them (a call cannot name them
+   * before). A query that runs one span ahead of the others over the same blocks (it started
    * a call before them) would stay ahead, alone, call after call: waiting for them makes one call name them all from
    * there on. Undefined when no query is behind; else `caughtUp` resolves once a share for `asker` at `top` is made
    * (a query behind called there and named it) or no query is behind any more (they moved on, or ended), and
@@ -69,9 +70,11 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
   const spans = new Map<number, number>();
   const waiters = new Set<{ asker: Member; top: number; window: number; resolve(): void }>();
 
+  // expected above `top` on the way down to it, or at it with a share still to take first (it asks at `top` next)
   const isBehind = (asker: Member, top: number, window: number) => {
-    for (const e of expected.values()) {
-      if (e.contract !== asker.contract && e.top > top && e.top - top <= window && e.fromBlock <= top) return true;
+    for (const [key, e] of expected) {
+      if (e.contract === asker.contract || e.fromBlock > top) continue;
+      if ((e.top > top && e.top - top <= window) || (e.top === top && waiting.has(key))) return true;
     }
     return false;
   };

@@ -285,6 +285,53 @@ describe('createNodeSource: contracts read together', () => {
     expect(usdc!.pages.map((p) => p.nextPageKey)).toEqual(dai!.pages.map((p) => p.nextPageKey));
   });
 
+  it('waits for a contract a span behind it over the same blocks, so that one call names both from then on', async () => {
+    const chain = buildChain(100, 399, busy);
+    const node = fakeNode(chain);
+    const source = sourceOf(node, { startRange: 10 });
+    /** Every page of a contract's query from `key` on, `pause` ms after each (its pages take longer to write). */
+    const pagesOf = async (contract: string, pause: number, key?: string) => {
+      const transfers = [];
+      let pageKey = key;
+      do {
+        const page = await source.fetchPage({ contract, fromBlock: 100, toBlock: 399, pageSize: 1000, pageKey });
+        transfers.push(...page.transfers);
+        pageKey = page.nextPageKey;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      } while (pageKey !== undefined);
+      return transfers;
+    };
+    // USDC's first page is read before DAI starts, and DAI's pages are slower: USDC would stay a span ahead, alone
+    const first = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 399, pageSize: 1000 });
+    const [usdc, dai] = await Promise.all([pagesOf(USDC, 0, first.nextPageKey), pagesOf(DAI, 5)]);
+    expect([...first.transfers, ...usdc]).toEqual(expectedRows(chain, USDC));
+    expect(dai).toEqual(expectedRows(chain, DAI));
+    const asked = addressesAsked(node).map((a) => a.length);
+    // USDC alone until DAI has asked once, then DAI alone down to where USDC waits; every later call names both
+    const together = asked.findIndex((n) => n === 2);
+    expect(together).toBeGreaterThan(0);
+    expect(together).toBeLessThanOrEqual(4);
+    expect(asked.slice(together).every((n) => n === 2)).toBe(true);
+  });
+
+  it('does not wait for a query the pipeline ended (a chunk that gave its lower blocks away)', async () => {
+    const chain = buildChain(100, 399, busy);
+    const node = fakeNode(chain);
+    const debug: string[] = [];
+    const logger = { debug: (o: { msg: string }) => debug.push(o.msg), warn: () => undefined };
+    const source = sourceOf(node, { startRange: 10, logger: logger as never });
+    const query = (contract: string, pageKey?: string) => ({ contract, fromBlock: 100, toBlock: 399, pageSize: 1000, ...(pageKey && { pageKey }) });
+    // USDC three pages ahead; DAI reads one page, which leaves it expected a span above USDC, and its chunk ends there
+    const usdc1 = await source.fetchPage(query(USDC));
+    const usdc2 = await source.fetchPage(query(USDC, usdc1.nextPageKey));
+    const usdc3 = await source.fetchPage(query(USDC, usdc2.nextPageKey));
+    await source.fetchPage(query(DAI));
+    source.endQuery({ contract: DAI, fromBlock: 100, toBlock: 399 });
+    const usdc4 = await source.fetchPage(query(USDC, usdc3.nextPageKey));
+    expect(usdc4.transfers.length).toBeGreaterThan(0);
+    expect(debug.filter((m) => m.includes('did not come down'))).toEqual([]);
+  });
+
   it('names at most 50 contracts in a call', async () => {
     const many = Array.from({ length: 60 }, (_, i) => `0x${(0x1000 + i).toString(16).padStart(40, '0')}`);
     const chain = buildChain(100, 139, (n) => many.filter((_, i) => (n + i) % 7 === 0).map((address) => ({ address })));

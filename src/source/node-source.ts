@@ -25,6 +25,8 @@ import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
 export type NodeSource = Source & {
   /** `eth_chainId`: a run checks it against the job's chain. */
   chainId(): Promise<bigint | number>;
+  /** A query whose pages the pipeline stopped reading is named in no call again, nor waited for. */
+  endQuery(query: Pick<PageQuery, 'contract' | 'fromBlock' | 'toBlock'>): void;
   /** The `eth_getLogs` range to remember for this job and endpoint (`learnedRange`); undefined when no call answered. */
   learnedRange(): number | undefined;
   /** Whether the node answers `erigon_getHeaderByHash` (else headers come from `eth_getBlockByHash`), for `probe`. */
@@ -258,8 +260,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     return Promise.race([wait.caughtUp.then(() => false), timedOut]).then((late) => {
       clearTimeout(timer);
       wait.cancel();
-      if (late) impatient.set(memberKey(me), clock.now() + CATCH_UP_PAUSE_MS);
-      else impatient.delete(memberKey(me));
+      if (late) {
+        impatient.set(memberKey(me), clock.now() + CATCH_UP_PAUSE_MS);
+        deps.logger?.debug({ msg: 'eth_getLogs: queries behind did not come down in time; calling without them', contract: me.contract, top, waitedMs: CATCH_UP_MS });
+      } else impatient.delete(memberKey(me));
     });
   }
 
@@ -427,6 +431,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       if (top < query.fromBlock)
         return { token: { contractAddress: contract, name: null, symbol: null, decimals: null }, count: 0, nextPageKey: undefined, transfers: [], warnings: [] };
       return withRetry(() => readPage(query, contract, top), { ...REORG_RETRY, clock });
+    },
+    endQuery(query) {
+      groups.forget({ contract: query.contract.toLowerCase(), fromBlock: query.fromBlock, toBlock: query.toBlock });
     },
     headersByHash: (hashes) => headers.serve(hashes),
     checks,

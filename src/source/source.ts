@@ -35,6 +35,12 @@ export interface SkippedLogCounts {
 export interface Source {
   /** A chunk's next page: a contract's validated transfers in a block range, newest first, with the key of the page after. */
   fetchPage(query: PageQuery): Promise<TransfersPage>;
+  /**
+   * The pipeline reads no more pages of this query (its chunk ended, gave its lower blocks to another chunk and
+   * reached them, restarted, or stopped): a source that expects its next page (the node source, to name it in a
+   * call with others) forgets it.
+   */
+  endQuery?(query: Pick<PageQuery, 'contract' | 'fromBlock' | 'toBlock'>): void;
   /** The raw header of each hash (unchecked: see `checkHeader`), or null when the endpoint does not know the block. */
   headersByHash(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
   /** The source's own header checks, when it runs them (the node source): the pipeline's reuse them. */
