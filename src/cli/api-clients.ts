@@ -167,7 +167,7 @@ function lazyNodeSource(deps: {
   };
   return {
     fetchPage: async (query) => (await real()).fetchPage(query),
-    endQuery: (query) => made?.endQuery?.(query),
+    endQuery: (query) => made?.endQuery(query),
     headersByHash: async (hashes) => (await real()).headersByHash(hashes),
     // asked once headers are: after the pages that made the source
     get checks() {

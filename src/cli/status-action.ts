@@ -9,6 +9,7 @@ import { createHttpClient } from '../source/http-client.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
 import { chainId as askChainId } from '../source/node-rpc.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
+import { lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { contractStatus, type ContractStatus } from '../warehouse/status.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
@@ -35,7 +36,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     // a role that may read the transfers but not the queue still sees them, and is told what it misses
     let queueUnreadable: string | undefined;
     const queue = await queueStatus(warehouse.db).catch((err: unknown) => {
-      if ((err as { code?: string }).code !== '42501') throw describeConnectionError(err);
+      if (!lacksPrivilege(err)) throw describeConnectionError(err);
       queueUnreadable = `${(err as Error).message}: grant this role the queue's tables as README "Database privileges" shows to see it`;
       return undefined;
     });

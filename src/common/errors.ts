@@ -57,8 +57,8 @@ export class FatalError extends EtlError {
 }
 
 /**
- * A run stopped by a signal (Ctrl-C, or a scheduler's SIGTERM): its chunks stopped after their current page, and the
- * run's ledger says so. Exits 128 + the signal's number, as a shell reports a process it stopped.
+ * A run stopped by a signal (Ctrl-C, or a scheduler's SIGTERM): the pages in flight were finished and no page started
+ * after it, and the run's ledger says so. Exits 128 + the signal's number, as a shell reports a process it stopped.
  */
 export class InterruptedError extends FatalError {
   override readonly exitCode: number;

@@ -8,7 +8,7 @@ import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from 
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { JobLockedError } from './errors.ts';
 import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
-import { classifyPgError } from '../warehouse/pg-errors.ts';
+import { classifyPgError, lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
@@ -170,7 +170,7 @@ function explain(err: unknown): unknown {
   if (err instanceof EtlError) return err;
   const e = err as { code?: string; message?: string; severity?: string };
   const classified = classifyPgError(err);
-  if (e?.code === '42501') {
+  if (lacksPrivilege(err)) {
     return new FatalError(
       `PostgreSQL refused the run: ${e.message} (SQLSTATE 42501): the role of DATABASE_URL lacks a privilege the run needs, and running again as it cannot help. ` +
         'Grant what README "Database privileges" lists (as the role that owns the warehouse), then run the job again; everything committed is kept.',

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { FatalError } from '../common/errors.ts';
 import { describeConnectionError } from '../warehouse/db.ts';
 import { inMigrationTurn } from '../warehouse/migrate.ts';
+import { lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { graphileLogger } from './graphile-logger.ts';
 
 /**
@@ -14,7 +15,7 @@ export async function installQueue(databaseUrl: string, logger: Logger): Promise
   try {
     await inMigrationTurn(databaseUrl, () => runMigrations({ connectionString: databaseUrl, logger: graphileLogger(logger) }));
   } catch (err) {
-    if ((err as { code?: string }).code === '42501') {
+    if (lacksPrivilege(err)) {
       throw new FatalError(
         'The task queue (schema graphile_worker) needs installing or updating, and the role of DATABASE_URL may not do it. Run `erc20-etl migrate` as the role that owns the warehouse, then grant the queue as README "Database privileges" shows.',
         { cause: err },

@@ -61,12 +61,12 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   events.on('cron:schedule', ({ timestamp, jobsAndIdentifiers }) =>
     logger.info({ msg: 'schedule due', at: new Date(timestamp).toISOString(), entries: jobsAndIdentifiers.map((j) => j.identifier) }),
   );
-  // asked at start for every due time of the last hour, fired already or not: the queue adds only those no worker fired
+  // a worker that starts within the hour after a due time still fires it (once, as ever), if the queue knew the
+  // schedule then (graphile-worker back-fills only entries it knew: a schedule is known from its first worker's start).
+  // Asked at start for every due time of that hour, fired already or not: the queue adds only those no worker fired
   events.on('cron:backfill', ({ timestamp, itemsToBackfill }) =>
     logger.info({ msg: 'schedule was due within the hour: enqueued now unless a worker fired it then', at: timestamp, entries: itemsToBackfill.map((j) => j.identifier) }),
   );
-  // a worker that starts within the hour after a due time still fires it (once, as ever), if the queue knew the
-  // schedule then (graphile-worker back-fills only entries it knew: a schedule is known from its first worker's start)
 
   const tasks = chainTasks(deps.chainId);
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
@@ -100,7 +100,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       // the identifier is what makes an entry fire once across workers: every worker names a job alike
       identifier: `erc20-etl:${job.name}`,
       payload: { job },
-      // see the back-fill above
+      // the back-fill period: see 'cron:backfill' above
       options: { backfillPeriod: 3_600_000, jobKey: `erc20-etl:enqueue:${job.name}`, maxAttempts: 5 },
     })),
   );
@@ -157,17 +157,17 @@ interface TaskScope {
   runId?: string;
 }
 
-/**
- * Runs a task's work so that what reaches graphile-worker (its log, the queue's last_error) never holds the
- * project id, and a failure that a retry cannot fix ends the task instead of coming back 25 times: it is
- * logged and, for a chunk, its run is marked failed; the next `enqueue` of the job queues the chunk again.
- */
 /** The tasks of this process that failed: given up (each named), or waiting for another attempt (by queue id; one that later succeeds leaves). */
 interface Failures {
   givenUp: string[];
   retrying: Set<string>;
 }
 
+/**
+ * Runs a task's work so that what reaches graphile-worker (its log, the queue's last_error) never holds the
+ * project id, and a failure that a retry cannot fix ends the task instead of coming back 25 times: it is
+ * logged and, for a chunk, its run is marked failed; the next `enqueue` of the job queues the chunk again.
+ */
 async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { task: string; id: string }, work: (scope: TaskScope) => Promise<unknown>): Promise<void> {
   const scope: TaskScope = {};
   try {
@@ -195,7 +195,7 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
  * `worker --once` ran out of ready tasks after some failed: exit 1 (a batch job's cron sees it), naming each task
  * given up and how many wait for a later attempt.
  */
-export class OnceFailedError extends FatalError {
+class OnceFailedError extends FatalError {
   constructor(givenUp: readonly string[], retrying: number) {
     const parts = [
       givenUp.length ? `${givenUp.length} task(s) failed and were given up (retrying cannot help; their runs are marked failed)` : '',

@@ -43,9 +43,8 @@ export interface LogsGroups<S> {
   /**
    * Queries of other contracts a call for `asker` at `top` would leave behind: expected to ask within `window` blocks
    * above `top`, on their way down to it, or at `top` once they took a share waiting for them (a call cannot name them
-   * before). A query that runs one span ahead of the others over the same blocks (it started
-   * a call before them) would stay ahead, alone, call after call: waiting for them makes one call name them all from
-   * there on. Undefined when no query is behind; else `caughtUp` resolves once a share for `asker` at `top` is made
+   * before). A query that runs one span ahead of the others over the same blocks (it started a call before them) would
+   * stay ahead, alone, call after call: waiting for them makes one call name them all from there on. Undefined when no query is behind; else `caughtUp` resolves once a share for `asker` at `top` is made
    * (a query behind called there and named it) or no query is behind any more (they moved on, or ended), and
    * `cancel` lets go of it (the caller stopped waiting).
    */

@@ -75,7 +75,7 @@ const MAX_CONTRACTS_PER_CALL = 50;
  * 34–35 calls of 5,783–6,082 after).
  */
 const MET_SPAN_SHARE = 0.75;
-/** How long a query alone waits for others behind it to come down to its top (`afterCatchUp`), at most. */
+/** How long a query waits for others behind it to come down to its top (`catchUp`), at most. */
 const CATCH_UP_MS = 2_000;
 /** Others are behind a query when they are expected within this many of its ranges above its top. */
 const CATCH_UP_RANGES = 2;
@@ -234,7 +234,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const met = groups.spanFrom(top);
     // a span the range allows now (another set's may be longer: denser logs would overflow it) and nearly fills,
     // else a range-sized call: a span sized for busier contracts would leave this call's answer short
-    // …or a short span that ends where a query waits for this one (`afterCatchUp`): from there on, one call names both
+    // …or a short span that ends where a query waits for this one (`catchUp`): from there on, one call names both
     const follow = met !== undefined && top - met + 1 <= range.range && (top - met + 1 >= range.range * MET_SPAN_SHARE || groups.awaited(met - 1));
     const from = follow ? met : top - range.range + 1;
     return from - lowest < range.range / 4 ? lowest : from;

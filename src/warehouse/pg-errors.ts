@@ -31,6 +31,11 @@ export function classifyPgError(err: unknown): unknown {
   return err;
 }
 
+/** Whether PostgreSQL refused a statement for a privilege the role lacks (SQLSTATE 42501): no retry can help, a grant can. */
+export function lacksPrivilege(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === '42501';
+}
+
 /** Whether an error means the connection it came from is no longer usable. */
 export function brokenConnection(err: unknown): boolean {
   const cause = (err as { cause?: unknown })?.cause ?? err;
