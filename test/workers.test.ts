@@ -8,6 +8,7 @@ import { diffTransfers, EXACT, sleep, waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli, type CliResult } from './helpers/cli.ts';
 import { PROJECT } from './helpers/devnet.ts';
 import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
+import { LOCK_ID_OF_PARAM_1, lockKeys } from '../src/warehouse/lock-keys.ts';
 import { syntheticWorld, type SyntheticWorld } from './helpers/world.ts';
 
 const OPTIONS = { seed: 43, blocks: 3_000, tokens: 3, transfers: 12_000, startBlock: 9_000_000 };
@@ -418,6 +419,45 @@ describe('a task the worker cannot do', () => {
     expect(String(failed[0]!['err'])).toMatch(/payload this version cannot read .*job\.contracts.*run `erc20-etl enqueue` for its job again/);
     expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
   });
+
+  it('worker --once exits 1 when its tasks must be tried again later (their job is held), and a later --once finishes them', async () => {
+    const { target } = world;
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-busy-'));
+    const holder = await target.warehouse.pool.connect();
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = join(dir, 'busy.json');
+      await writeFile(
+        file,
+        JSON.stringify({ name: 'busy', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }),
+      );
+      expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      // held as `erc20-etl run` holds its job: each chunk task finds it busy and goes back to the queue for a later attempt
+      await holder.query(`SELECT pg_advisory_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.job('busy')]);
+      const held = spawnWorker(world, target.url, ['--once']);
+      const result = await held.result;
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain('worker --once stopped with work undone: 2 task(s) failed an attempt and stay in the queue, to be tried again later');
+      expect(result.stderr).not.toContain('were given up');
+      expect(held.logs().filter((l) => l['msg'] === 'task failed; it will be tried again')).toHaveLength(2);
+      const waiting = await target.warehouse.pool.query<{ attempts: number }>(`SELECT attempts FROM graphile_worker.jobs WHERE task_identifier = 'erc20_etl_chunk'`);
+      expect(waiting.rows).toEqual([{ attempts: 1 }, { attempts: 1 }]);
+
+      await holder.query(`SELECT pg_advisory_unlock_all()`);
+      // graphile-worker's first retry comes a few seconds after the failed attempt
+      await waitFor(async () => (await count(target, `SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE run_at > now()`)) === 0, {
+        what: 'the tasks to be due again',
+        timeoutMs: 30_000,
+      });
+      const later = spawnWorker(world, target.url, ['--once']);
+      expect((await later.result).code).toBe(0);
+      const runs = await target.warehouse.db.selectFrom('export_runs').select('status').where('job', '=', 'busy').execute();
+      expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+    } finally {
+      holder.release();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('lets `run` take over a queued job; the workers then find its chunks read, and read nothing twice', async () => {
     const { target } = world;
