@@ -1,3 +1,4 @@
+import { isHexText } from '../eth/hex.ts';
 import type { TransferRecord } from './types.ts';
 
 /**
@@ -8,34 +9,16 @@ import type { TransferRecord } from './types.ts';
 
 export const MAX_UINT256 = (1n << 256n) - 1n;
 
+const LOWER = { lower: true } as const;
 const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** 1 at the code of each lower-case hex digit. */
-const LOWER_HEX = new Uint8Array(128);
-for (const digit of '0123456789abcdef') LOWER_HEX[digit.charCodeAt(0)] = 1;
-
-/**
- * Whether `s` is `0x` then `digits` lower-case hex digits, as `/^0x[0-9a-f]{digits}$/` tests: 100–140 ns against
- * 230–265 ns for the expression (400,000 checks of parsed strings); a page's every row has three such fields.
- *
- * @example isLowerHex('0xab', 2) // → true; isLowerHex('0xAB', 2) // → false
- */
-export function isLowerHex(s: string, digits: number): boolean {
-  if (s.length !== digits + 2 || s.charCodeAt(0) !== 48 || s.charCodeAt(1) !== 120) return false;
-  for (let i = 2; i < s.length; i++) {
-    const code = s.charCodeAt(i);
-    if (code >= 128 || LOWER_HEX[code] === 0) return false;
-  }
-  return true;
-}
-
 export function checkAddress(value: unknown): string | undefined {
-  return typeof value === 'string' && isLowerHex(value, 40) ? undefined : `expected a lower-case 0x address of 40 hex digits, got ${show(value)}`;
+  return typeof value === 'string' && isHexText(value, 40, LOWER) ? undefined : `expected a lower-case 0x address of 40 hex digits, got ${show(value)}`;
 }
 
 export function checkHash(value: unknown): string | undefined {
-  return typeof value === 'string' && isLowerHex(value, 64) ? undefined : `expected a lower-case 0x hash of 64 hex digits, got ${show(value)}`;
+  return typeof value === 'string' && isHexText(value, 64, LOWER) ? undefined : `expected a lower-case 0x hash of 64 hex digits, got ${show(value)}`;
 }
 
 export function checkUint256Text(value: unknown): string | undefined {

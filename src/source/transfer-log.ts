@@ -1,6 +1,7 @@
 import { disagreeingFields, type BlockSighting } from '../dataset/block-agreement.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { show } from '../dataset/validate.ts';
+import { isHexText } from '../eth/hex.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { BadResponseError } from './errors.ts';
 
@@ -48,9 +49,11 @@ export interface RemovedLog extends LogPlace {
 export type LogReading = TransferLog | SkippedLog | RemovedLog;
 
 const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})*$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const HASH = /^0x[0-9a-fA-F]{64}$/;
-const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
+/** Hex texts of a log, checked without a regular expression (`isHexText`: a log has five to seven). */
+const isAddress = (s: string) => isHexText(s, 40);
+const isHash = (s: string) => isHexText(s, 64);
+const ADDRESS_TOPIC = { zeros: 24 } as const;
+const isAddressTopic = (s: string) => isHexText(s, 64, ADDRESS_TOPIC);
 /** A minimal hex quantity up to 2^53−1 (14 hex digits at most; the value is checked too). */
 const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]{0,13})$/;
 
@@ -78,7 +81,7 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
     return undefined;
   }
   const log = raw as Record<string, unknown>;
-  const address = text(log.address, ADDRESS);
+  const address = text(log.address, isAddress);
   const blockNumber = quantity(log.blockNumber);
   const logIndex = quantity(log.logIndex);
   const before = problems.length;
@@ -92,9 +95,9 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
   if (address === undefined) fail('address', EXPECT.address, log.address);
   if (blockNumber === undefined) fail('blockNumber', EXPECT.quantity, log.blockNumber);
   if (logIndex === undefined) fail('logIndex', EXPECT.quantity, log.logIndex);
-  const blockHash = text(log.blockHash, HASH);
+  const blockHash = text(log.blockHash, isHash);
   if (blockHash === undefined) fail('blockHash', EXPECT.hash, log.blockHash);
-  const transactionHash = text(log.transactionHash, HASH);
+  const transactionHash = text(log.transactionHash, isHash);
   if (transactionHash === undefined) fail('transactionHash', EXPECT.hash, log.transactionHash);
   const transactionIndex = quantity(log.transactionIndex);
   if (transactionIndex === undefined) fail('transactionIndex', EXPECT.quantity, log.transactionIndex);
@@ -114,11 +117,11 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
   for (let i = 0; i < topics.length; i++) {
     const topic = topics[i];
     if (i === 0 && topic === TRANSFER_TOPIC) continue;
-    if ((i === 1 || i === 2) && typeof topic === 'string' && ADDRESS_TOPIC.test(topic)) {
+    if ((i === 1 || i === 2) && typeof topic === 'string' && isAddressTopic(topic)) {
       addressTopics++;
       continue;
     }
-    if (typeof topic !== 'string' || !HASH.test(topic)) fail(`topics[${i}]`, EXPECT.topic, topic);
+    if (typeof topic !== 'string' || !isHash(topic)) fail(`topics[${i}]`, EXPECT.topic, topic);
     else if (i === 0 && topic.toLowerCase() !== TRANSFER_TOPIC) fail('topics[0]', `expected the Transfer topic ${TRANSFER_TOPIC}, the one asked for`, topic);
   }
   if (problems.length > before) return undefined;
@@ -127,8 +130,8 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
   const to = topics[2] as string;
   if (log.removed !== true && topics.length === 3 && data!.length === 66) {
     if (addressTopics < 2) {
-      if (!ADDRESS_TOPIC.test(from)) fail('topics[1]', EXPECT.addressTopic, from);
-      if (!ADDRESS_TOPIC.test(to)) fail('topics[2]', EXPECT.addressTopic, to);
+      if (!isAddressTopic(from)) fail('topics[1]', EXPECT.addressTopic, from);
+      if (!isAddressTopic(to)) fail('topics[2]', EXPECT.addressTopic, to);
       return undefined;
     }
     return {
@@ -305,8 +308,8 @@ export function logTimestampProblem(log: TransferLog, blockTimestamp: string): s
 }
 
 /** Lower-case text when it matches `pattern`. */
-function text(value: unknown, pattern: RegExp): string | undefined {
-  return typeof value === 'string' && pattern.test(value) ? value.toLowerCase() : undefined;
+function text(value: unknown, valid: (s: string) => boolean): string | undefined {
+  return typeof value === 'string' && valid(value) ? value.toLowerCase() : undefined;
 }
 
 /** A minimal hex quantity up to 2^53−1 as a number. */
