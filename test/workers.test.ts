@@ -404,6 +404,13 @@ describe('a requestsPerSecond limit across workers', () => {
 
 describe('a task the worker cannot do', () => {
   const world = syntheticWorld('workers_bad', { seed: 44, blocks: 200, tokens: 1, transfers: 300, startBlock: 1_000_000 });
+  /** A job file named `name` in `dir`: the world's contract over its 200 blocks, read one chunk at a time. */
+  const oneChunkJob = async (dir: string, name: string): Promise<string> => {
+    const file = join(dir, `${name}.json`);
+    const contracts = world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 }));
+    await writeFile(file, JSON.stringify({ name, contracts, concurrency: 1 }));
+    return file;
+  };
 
   it('ends with a message when its payload is unreadable, instead of coming back 25 times; worker --once then exits 1 naming it', async () => {
     const { target } = world;
@@ -428,11 +435,7 @@ describe('a task the worker cannot do', () => {
     const holder = await target.warehouse.pool.connect();
     try {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
-      const file = join(dir, 'busy.json');
-      await writeFile(
-        file,
-        JSON.stringify({ name: 'busy', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }),
-      );
+      const file = await oneChunkJob(dir, 'busy');
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
       // held as `erc20-etl run` holds its job: each chunk task finds it busy and goes back to the queue for a later attempt
       await holder.query(`SELECT pg_advisory_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.job('busy')]);
@@ -466,11 +469,7 @@ describe('a task the worker cannot do', () => {
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-takeover-'));
     try {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
-      const file = join(dir, 'takeover.json');
-      await writeFile(
-        file,
-        JSON.stringify({ name: 'takeover', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }),
-      );
+      const file = await oneChunkJob(dir, 'takeover');
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
       const run = await runCli(['run', file], { env });
       expect(run.code, run.stderr).toBe(0);
@@ -500,11 +499,7 @@ describe('a task the worker cannot do', () => {
     const { target } = world;
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-refused-'));
     try {
-      const file = join(dir, 'refused.json');
-      await writeFile(
-        file,
-        JSON.stringify({ name: 'refused', contracts: world.contracts().map((address) => ({ address, fromBlock: 1_000_000, toBlock: 1_000_199 })), concurrency: 1 }),
-      );
+      const file = await oneChunkJob(dir, 'refused');
       const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base } });
       expect(enqueued.code, enqueued.stderr).toBe(0);
       const wrong = 'not-the-project-4c1d';
