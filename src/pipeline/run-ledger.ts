@@ -7,9 +7,6 @@ import { recordSkippedLogs } from '../warehouse/skipped-logs.ts';
 /** How often a working run's totals reach the warehouse: a killed run loses at most this much of them. */
 const LEDGER_EVERY_MS = 5_000;
 
-/** Totals the warehouse counts as pages commit, exact after a kill: the ledger keeps them for the summary only. */
-const COMMITTED_WITH_PAGES: ReadonlySet<keyof RunTotals> = new Set(['rowsInserted', 'rowsUpdated', 'rowsUnchanged']);
-
 export interface RunLedger {
   /** What this process did for the run so far: the runner adds rows, headers and removals to it. */
   readonly totals: RunTotals;
@@ -23,8 +20,7 @@ export interface RunLedger {
  * Keeps a run's row in export_runs up to date while work goes on, every few seconds and when stopped: each
  * write adds what is new since the last one, so any number of processes (a run, or a run's workers) can add
  * their share to one run. The source's requests, retries and rate limits are counted in, and the logs it
- * skipped (not ERC-20 transfers) per contract. The rows inserted, updated and unchanged are not written here: each
- * page adds its own to the run's row in the transaction that commits it, so they are exact even after a kill.
+ * skipped (not ERC-20 transfers) per contract.
  */
 export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, scope: { runId: string; source: Pick<Source, 'counters' | 'skippedLogs'> }): RunLedger {
   const { counters } = scope.source;
@@ -39,8 +35,6 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
     const delta = emptyTotals();
     let changed = false;
     for (const key of Object.keys(delta) as (keyof RunTotals)[]) {
-      // a page's rows are added to the run in the page's own transaction (`load-page.ts`)
-      if (COMMITTED_WITH_PAGES.has(key)) continue;
       delta[key] = totals[key] - added[key];
       added[key] = totals[key];
       changed ||= delta[key] !== 0;

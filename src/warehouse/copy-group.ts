@@ -168,16 +168,12 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     };
     const closed = (async () => {
       await step(() => ended);
-      // the run is the same for every page of a transaction; one with no page moves nothing
-      const first = tx.entries[0];
-      if (first)
-        await step(() =>
-          moveChunks(
-            c,
-            first.load.runId,
-            tx.entries.map((e) => e.load),
-          ),
-        );
+      await step(() =>
+        moveChunks(
+          c,
+          tx.entries.map((e) => e.load),
+        ),
+      );
       // in a transaction a failure aborted, COMMIT rolls it back
       await c.query('COMMIT').catch((error: unknown) => {
         failure ??= { error, atCommit: true };

@@ -113,36 +113,17 @@ const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') =
     open_hashes = ${to.openHashes}, open_log_indexes = ${to.openLogIndexes}, updated_at = now()`;
 };
 
-/**
- * What a page did, added to its run's row in the page's own transaction ($`run` the run, then the three counts):
- * a run's row counts are exact whenever its pages are committed, whatever happens to its process afterwards. Only
- * when the chunk moves (`stays`: it stands at the page's position already, after a COMMIT whose answer was lost),
- * as its own counts (`MOVE_SET`).
- */
-const ADD_TO_RUN = (run: string, counts: { inserted: string; updated: string; unchanged: string }, moves: string) => `
-  UPDATE export_runs
-  SET rows_inserted = rows_inserted + ${counts.inserted}, rows_updated = rows_updated + ${counts.updated}, rows_unchanged = rows_unchanged + ${counts.unchanged}
-  WHERE id = ${run} AND ${moves}`;
-
-const POSITION_PARAMS = { pageKey: '$2', resumeToBlock: '$3', done: '$4', openHashes: '$6', openLogIndexes: '$7' };
-// $8 the run, $9–$11 inserted, updated, unchanged
 const CHECKPOINT = `
-  WITH run AS (${ADD_TO_RUN('$8', { inserted: '$9', updated: '$10', unchanged: '$11' }, `NOT EXISTS (SELECT 1 FROM export_chunks WHERE id = $1 AND ${AT_POSITION(POSITION_PARAMS)})`)})
   UPDATE export_chunks
-  SET ${MOVE_SET({ ...POSITION_PARAMS, pages: '1', rows: '$5' })}
+  SET ${MOVE_SET({ pageKey: '$2', resumeToBlock: '$3', done: '$4', pages: '1', rows: '$5', openHashes: '$6', openLogIndexes: '$7' })}
   WHERE id = $1`;
 
 // A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
-// of the page is the exporter's ($16); its rows count as unchanged in run $17
-const HELD_POSITION = { pageKey: '$10', resumeToBlock: '$11', done: '$12', openHashes: '$14', openLogIndexes: '$15' };
+// of the page is the exporter's ($16)
 const CHECKPOINT_IF_HELD = `
-  WITH warehouse AS (${WAREHOUSE_DIGEST}), run AS (${ADD_TO_RUN(
-    '$17',
-    { inserted: '0', updated: '0', unchanged: '$13' },
-    `(SELECT digest FROM warehouse) = $16 AND NOT EXISTS (SELECT 1 FROM export_chunks WHERE id = $9 AND ${AT_POSITION(HELD_POSITION)})`,
-  )}), moved AS (
+  WITH warehouse AS (${WAREHOUSE_DIGEST}), moved AS (
     UPDATE export_chunks
-    SET ${MOVE_SET({ ...HELD_POSITION, pages: '1', rows: '$13' })}
+    SET ${MOVE_SET({ pageKey: '$10', resumeToBlock: '$11', done: '$12', pages: '1', rows: '$13', openHashes: '$14', openLogIndexes: '$15' })}
     WHERE id = $9 AND (SELECT digest FROM warehouse) = $16
     RETURNING 1
   )
@@ -248,11 +229,8 @@ const MOVE_TO = {
   openLogIndexes: 'm.open_log_indexes',
 };
 
-// Every chunk of a transaction of the group writer moved in one statement, and its rows (all inserted: COPY)
-// added to run $2, those of chunks that move
-const MOVED_ROWS = `(SELECT coalesce(sum(m.rows), 0) FROM ${MOVES} JOIN export_chunks c ON c.id = m.id WHERE NOT ${AT_POSITION(MOVE_TO, 'c.')})`;
+// Every chunk of a transaction of the group writer moved in one statement
 const MOVE_CHUNKS = `
-  WITH run AS (${ADD_TO_RUN('$2', { inserted: MOVED_ROWS, updated: '0', unchanged: '0' }, 'true')})
   UPDATE export_chunks c
   SET ${MOVE_SET(MOVE_TO, 'c.')}
   FROM ${MOVES}
@@ -265,8 +243,8 @@ const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVE
  * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement, in the caller's open
  * transaction (the group writer's, after its COPY has ended and before its COMMIT).
  */
-export function moveChunks(client: pg.PoolClient, runId: string, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
-  return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads)), runId]);
+export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
+  return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads))]);
 }
 
 /**
@@ -298,9 +276,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
   await beginPageSession(client);
   const checkpoint = checkpointValues(load);
   if (load.mode === 'merge') {
-    const held = await budget.time('copy', () =>
-      client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows), load.runId]),
-    );
+    const held = await budget.time('copy', () => client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]));
     if (held.rows[0]?.held) return { inserted: 0, updated: 0, unchanged: load.rows.length };
   }
   await budget.time('commit', () => client.query('BEGIN'));
@@ -329,7 +305,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
       }
     }
     await budget.time('commit', async () => {
-      await client.query(CHECKPOINT, [...checkpoint, load.runId, counts.inserted, counts.updated, counts.unchanged]);
+      await client.query(CHECKPOINT, checkpoint);
       await client.query('COMMIT').catch((err: unknown) => {
         throw new CommitFailedError(counts, err);
       });

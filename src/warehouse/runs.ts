@@ -36,7 +36,7 @@ export async function startRun(
   return row.id;
 }
 
-/** Ends a run: its status, and the reason when it failed. Its totals are what its pages and its ledger added (`load-page.ts`, addToRun). */
+/** Ends a run: its status, and the reason when it failed. Its totals are what its ledger added (addToRun). */
 export async function endRun(db: Kysely<Database>, runId: string, end: { status: Exclude<RunStatus, 'running'>; error?: string }): Promise<void> {
   await db
     .updateTable('export_runs')
