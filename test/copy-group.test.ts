@@ -7,7 +7,8 @@ import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { openCopyGroup, type GroupedPage } from '../src/warehouse/copy-group.ts';
 import { openPageWriter } from '../src/warehouse/page-writer.ts';
 import { copyTransfers } from '../src/warehouse/copy.ts';
-import type { MergeCounts, PageLoad } from '../src/warehouse/load-page.ts';
+import { loadPage, type MergeCounts, type PageLoad } from '../src/warehouse/load-page.ts';
+import { endRun } from '../src/warehouse/runs.ts';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
 import { captureLogger, migratedWarehouse, rowToTransfer } from './helpers/exporter.ts';
 
@@ -98,7 +99,8 @@ describe('the group writer of fresh pages', () => {
 
   /** A new range per contract over the chain's blocks, each one fresh chunk; the warehouse emptied first. */
   const freshRanges = async (): Promise<RangeState[]> => {
-    await target.warehouse.pool.query('TRUNCATE token_transfers, export_chunks, export_ranges CASCADE');
+    await target.warehouse.pool.query('TRUNCATE token_transfers, export_chunks, export_ranges, export_runs CASCADE');
+    await target.warehouse.pool.query(`INSERT INTO export_runs (id, job, command, contracts, chain_id) VALUES ($1, 'group', 'run', '{}', 1)`, [RUN]);
     const first = chain.transfers.reduce((m, t) => Math.min(m, t.blockNumber), Infinity);
     const last = chain.transfers.reduce((m, t) => Math.max(m, t.blockNumber), 0);
     const ranges: RangeState[] = [];
@@ -128,6 +130,15 @@ describe('the group writer of fresh pages', () => {
   const sorted = (rows: readonly TransferRecord[]) =>
     [...rows].sort((a, b) => (a.transactionHash < b.transactionHash ? -1 : a.transactionHash > b.transactionHash ? 1 : a.logIndex - b.logIndex));
   const scopeOf = (range: RangeState) => ({ job: 'group', contract: range.contract, chunk: range.chunks[0]! });
+  /** The run's row counts: what its committed pages added, with no ledger summing them into its export_runs row. */
+  const runCounts = async () => {
+    const { rows } = await target.warehouse.pool.query<{ inserted: number; updated: number; unchanged: number }>(
+      `SELECT coalesce(sum(rows_inserted), 0)::int AS inserted, coalesce(sum(rows_updated), 0)::int AS updated, coalesce(sum(rows_unchanged), 0)::int AS unchanged
+       FROM export_run_rows WHERE run_id = $1`,
+      [RUN],
+    );
+    return rows[0];
+  };
 
   /** Every page of both chunks into one group, the chunks' pages interleaved; resolves to the commits, in order. */
   const addAll = async (group: ReturnType<typeof openCopyGroup>, ranges: RangeState[], size = 50): Promise<Promise<MergeCounts>[]> => {
@@ -147,10 +158,12 @@ describe('the group writer of fresh pages', () => {
     const ranges = await freshRanges();
     const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
     const committed = await addAll(group, ranges);
-    // written, not committed: another connection sees neither the rows nor the positions
+    // written, not committed: another connection sees neither the rows nor the positions, nor the run's counts
     expect(await stored()).toEqual([]);
     expect((await chunkRows()).every((c) => c.pages === 0 && c.page_key === null)).toBe(true);
+    expect(await runCounts()).toEqual({ inserted: 0, updated: 0, unchanged: 0 });
     await group.close();
+    expect(await runCounts()).toEqual({ inserted: chain.transfers.length, updated: 0, unchanged: 0 });
     const counts = await Promise.all(committed);
     expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length);
     expect(counts.every((c) => c.updated === 0 && c.unchanged === 0)).toBe(true);
@@ -247,6 +260,8 @@ describe('the group writer of fresh pages', () => {
     expect(ranges[1]!.chunks[0]!.fresh).toBe(false);
     expect(log.text()).toContain('a transaction of several pages failed; writing its pages again one by one');
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
+    // the failed transaction added nothing to the run; the pages written again added what each did
+    expect(await runCounts()).toEqual({ inserted: chain.transfers.length - 2, updated: 1, unchanged: 1 });
   });
 
   it('once a page cannot be written even on its own, refuses every later page, so no chunk moves past a page it lacks', async () => {
@@ -303,6 +318,7 @@ describe('the group writer of fresh pages', () => {
       expect(sorted(await stored())).toEqual(sorted(chain.transfers));
       const expected = ranges.map((r) => [pagesOf(r, rowsOf(r.contract), 50).length, rowsOf(r.contract).length, true]);
       expect((await chunkRows()).map((c) => [c.pages, c.rows, c.done])).toEqual(expected);
+      expect(await runCounts()).toEqual({ inserted: chain.transfers.length, updated: 0, unchanged: 0 });
     } finally {
       await pool.end();
     }
@@ -322,8 +338,81 @@ describe('the group writer of fresh pages', () => {
       expect(sorted(await stored())).toEqual(sorted(page!.rows));
       const [chunk] = (await chunkRows()).filter((c) => c.id === range.chunks[0]!.id);
       expect(chunk).toMatchObject({ pages: 1, rows: page!.rows.length, page_key: page!.checkpoint.pageKey });
+      expect(await runCounts()).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
     } finally {
       await pool.end();
     }
+  });
+
+  describe("a run's row counts, added in its pages' transactions", () => {
+    /** The chunk's position and counts as they stand, to put back. */
+    const positionOf = async (chunkId: string) =>
+      (await target.warehouse.pool.query('SELECT page_key, resume_to_block, done, pages, rows, open_hashes, open_log_indexes FROM export_chunks WHERE id = $1', [chunkId]))
+        .rows[0] as Record<string, unknown>;
+    const putBack = async (chunkId: string, position: Record<string, unknown>) => {
+      await target.warehouse.pool.query(
+        'UPDATE export_chunks SET page_key = $2, resume_to_block = $3, done = $4, pages = $5, rows = $6, open_hashes = $7, open_log_indexes = $8 WHERE id = $1',
+        [chunkId, position.page_key, position.resume_to_block, position.done, position.pages, position.rows, position.open_hashes, position.open_log_indexes],
+      );
+      await target.warehouse.pool.query('DELETE FROM export_run_rows');
+    };
+    /** Resolves once `n` statements of this database wait for a lock. */
+    const lockWaiters = async (n: number) => {
+      for (;;) {
+        const { rows } = await target.warehouse.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        if (rows[0]!.n >= n) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    // the page's rows are in the warehouse already, as a re-run finds them: `checkpoint` writes them again in a
+    // transaction whose last statement moves the chunk; `held` finds them by digest and only moves the chunk
+    it.each(['checkpoint', 'held'] as const)('two writers of one page at once (%s) count it once in its run', async (path) => {
+      const [range] = await freshRanges();
+      const [page] = pagesOf(range!, rowsOf(range!.contract), 50);
+      const chunkId = range!.chunks[0]!.id;
+      const start = await positionOf(chunkId);
+      const blocks = page!.rows.map((r) => r.blockNumber);
+      const load: PageLoad = { ...page!, mode: 'merge', interior: path === 'held' ? { fromBlock: Math.min(...blocks), toBlock: Math.max(...blocks) } : null };
+      const clients = await Promise.all([0, 1, 2].map(() => target.warehouse.pool.connect()));
+      try {
+        expect(await loadPage(clients[0]!, { ...load, mode: 'copy' })).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
+        expect(await runCounts()).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
+        await putBack(chunkId, start);
+        // a third connection holds the chunk's row: both writers reach the statement that moves it, and wait there
+        const holder = clients[2]!;
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM export_chunks WHERE id = $1 FOR UPDATE', [chunkId]);
+        const writes = [loadPage(clients[0]!, load), loadPage(clients[1]!, load)];
+        await lockWaiters(2);
+        await holder.query('COMMIT');
+        const counts = await Promise.all(writes);
+        for (const c of counts) expect(c).toEqual({ inserted: 0, updated: 0, unchanged: page!.rows.length });
+        expect(await runCounts()).toEqual({ inserted: 0, updated: 0, unchanged: page!.rows.length });
+        expect(await positionOf(chunkId)).toMatchObject({ pages: 1, rows: String(page!.rows.length), page_key: page!.checkpoint.pageKey });
+      } finally {
+        for (const c of clients) c.release();
+      }
+    });
+
+    it('a run ends with the counts its pages added; a run with none there keeps its own', async () => {
+      const ranges = await freshRanges();
+      const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
+      const committed = await addAll(group, ranges);
+      await group.close();
+      await Promise.all(committed);
+      // the ledger wrote other figures: the pages' sums replace them
+      await target.warehouse.pool.query('UPDATE export_runs SET rows_inserted = 5, rows_unchanged = 7 WHERE id = $1', [RUN]);
+      await target.warehouse.pool.query(`INSERT INTO export_runs (id, job, command, contracts, chain_id, rows_inserted, rows_updated) VALUES (2, 'older', 'run', '{}', 1, 11, 3)`);
+      await endRun(target.warehouse.db, RUN, { status: 'succeeded' });
+      await endRun(target.warehouse.db, '2', { status: 'failed', error: 'killed' });
+      const runs = await target.warehouse.db.selectFrom('export_runs').select(['id', 'rows_inserted', 'rows_updated', 'rows_unchanged']).orderBy('id').execute();
+      expect(runs.map((r) => [r.id, Number(r.rows_inserted), Number(r.rows_updated), Number(r.rows_unchanged)])).toEqual([
+        [RUN, chain.transfers.length, 0, 0],
+        ['2', 11, 3, 0],
+      ]);
+    });
   });
 });

@@ -191,6 +191,12 @@ describe.each(['builder', 'node'] as const)('%s jobs: a long backfill SIGKILLed 
     expect(runs.map((r) => r.status)).toEqual([...Array<string>(KILLS).fill('failed'), 'succeeded']);
     for (const r of runs.slice(0, KILLS)) expect(r.error).toMatch(/killed or crashed/);
     const lastRun = runs.at(-1)!;
+    // every run's row counts what its committed pages inserted, the killed runs' too: they are added with the pages
+    const insertedBy = await observer.pool.query<{ run: string; n: string }>(
+      'SELECT inserted_by_run::text AS run, count(*)::text AS n FROM token_transfers GROUP BY inserted_by_run',
+    );
+    const byRun = new Map(insertedBy.rows.map((r) => [r.run, Number(r.n)]));
+    expect(runs.map((r) => Number(r.rows_inserted))).toEqual(runs.map((r) => byRun.get(String(r.id)) ?? 0));
     expect({ inserted: Number(lastRun.rows_inserted), updated: Number(lastRun.rows_updated), unchanged: Number(lastRun.rows_unchanged) }).toEqual({
       inserted: OPTIONS.transfers - rowsBefore,
       updated: 0,
@@ -211,7 +217,7 @@ describe.each(['builder', 'node'] as const)('%s jobs: a long backfill SIGKILLed 
       rowsInserted: Number(lastRun.rows_inserted),
       rows: rows.length,
       ms,
-      // what the ledger says the killed runs inserted (their totals are only written when a run ends)
+      // what the killed runs inserted, as their rows say (added in the pages' own transactions)
       killedRunsLedgerRowsInserted: runs.slice(0, KILLS).map((r) => Number(r.rows_inserted)),
     };
   }, 240_000);

@@ -20,7 +20,8 @@ export interface RunLedger {
  * Keeps a run's row in export_runs up to date while work goes on, every few seconds and when stopped: each
  * write adds what is new since the last one, so any number of processes (a run, or a run's workers) can add
  * their share to one run. The source's requests, retries and rate limits are counted in, and the logs it
- * skipped (not ERC-20 transfers) per contract.
+ * skipped (not ERC-20 transfers) per contract. The row counts are not added from here: each write sets them to what
+ * the run's committed pages added in their own transactions (export_run_rows), exact after a kill too.
  */
 export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, scope: { runId: string; source: Pick<Source, 'counters' | 'skippedLogs'> }): RunLedger {
   const { counters } = scope.source;

@@ -308,7 +308,7 @@ describe('createNodeSource: contracts read together', () => {
     expect(dai).toEqual(expectedRows(chain, DAI));
     const asked = addressesAsked(node).map((a) => a.length);
     // USDC alone until DAI has asked once, then DAI alone down to where USDC waits; every later call names both
-    const together = asked.findIndex((n) => n === 2);
+    const together = asked.indexOf(2);
     expect(together).toBeGreaterThan(0);
     expect(together).toBeLessThanOrEqual(4);
     expect(asked.slice(together).every((n) => n === 2)).toBe(true);

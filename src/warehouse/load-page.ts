@@ -113,20 +113,45 @@ const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') =
     open_hashes = ${to.openHashes}, open_log_indexes = ${to.openLogIndexes}, updated_at = now()`;
 };
 
+/**
+ * Adds to run `run`'s rows of each chunk that `from` yields (`chunk, inserted, updated, unchanged`) in export_run_rows,
+ * in the transaction that moves the chunk: what a run wrote is exact whenever its pages are committed, whatever
+ * happens to its process afterwards. Only the chunk's writer holds its row's lock, never a row the whole run shares.
+ */
+const ADD_RUN_ROWS = (run: string, from: string) => `
+  INSERT INTO export_run_rows AS r (run_id, chunk_id, rows_inserted, rows_updated, rows_unchanged)
+  SELECT ${run}, chunk, inserted, updated, unchanged FROM ${from}
+  ON CONFLICT (run_id, chunk_id) DO UPDATE SET rows_inserted = r.rows_inserted + EXCLUDED.rows_inserted,
+    rows_updated = r.rows_updated + EXCLUDED.rows_updated, rows_unchanged = r.rows_unchanged + EXCLUDED.rows_unchanged`;
+
+// Each statement that moves chunks locks their rows first (`before`, the newest version, in id order) and reads there
+// whether each one stays (stands at its new position already: its pages committed before, and a COMMIT's answer was
+// lost): its rows count in the run only when it moves, as in the chunk's own counts (MOVE_SET). Reading the locked
+// row, not the statement's snapshot, two writers of one page (a retry while a first attempt still runs) count it once.
+
+const POSITION = { pageKey: '$2', resumeToBlock: '$3', done: '$4', openHashes: '$6', openLogIndexes: '$7' };
+// $1–$7 the chunk's move (`checkpointValues`), $8 the run, $9–$11 the page's rows inserted, updated, unchanged
 const CHECKPOINT = `
-  UPDATE export_chunks
-  SET ${MOVE_SET({ pageKey: '$2', resumeToBlock: '$3', done: '$4', pages: '1', rows: '$5', openHashes: '$6', openLogIndexes: '$7' })}
-  WHERE id = $1`;
+  WITH before AS MATERIALIZED (SELECT ${AT_POSITION(POSITION)} AS stays FROM export_chunks WHERE id = $1 FOR UPDATE),
+  moved AS (
+    UPDATE export_chunks c
+    SET ${MOVE_SET({ ...POSITION, pages: '1', rows: '$5' }, 'c.')}
+    FROM before WHERE c.id = $1
+  )
+  ${ADD_RUN_ROWS('$8', '(SELECT $1::bigint AS chunk, $9::bigint AS inserted, $10::bigint AS updated, $11::bigint AS unchanged FROM before WHERE NOT stays) b')}`;
 
 // A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
-// of the page is the exporter's ($16)
+// of the page is the exporter's ($16); its rows count as unchanged in run $17
+const HELD_POSITION = { pageKey: '$10', resumeToBlock: '$11', done: '$12', openHashes: '$14', openLogIndexes: '$15' };
 const CHECKPOINT_IF_HELD = `
-  WITH warehouse AS (${WAREHOUSE_DIGEST}), moved AS (
-    UPDATE export_chunks
-    SET ${MOVE_SET({ pageKey: '$10', resumeToBlock: '$11', done: '$12', pages: '1', rows: '$13', openHashes: '$14', openLogIndexes: '$15' })}
-    WHERE id = $9 AND (SELECT digest FROM warehouse) = $16
+  WITH warehouse AS (${WAREHOUSE_DIGEST}), before AS MATERIALIZED (
+    SELECT ${AT_POSITION(HELD_POSITION)} AS stays FROM export_chunks WHERE id = $9 AND (SELECT digest FROM warehouse) = $16 FOR UPDATE
+  ), moved AS (
+    UPDATE export_chunks c
+    SET ${MOVE_SET({ ...HELD_POSITION, pages: '1', rows: '$13' }, 'c.')}
+    FROM before WHERE c.id = $9
     RETURNING 1
-  )
+  ), counted AS (${ADD_RUN_ROWS('$17', '(SELECT $9::bigint AS chunk, 0::bigint AS inserted, 0::bigint AS updated, $13::bigint AS unchanged FROM before WHERE NOT stays) b')})
   SELECT EXISTS (SELECT 1 FROM moved) AS held`;
 
 // The settings of a connection while it loads pages (set once, reset when the chunk gives it back):
@@ -229,22 +254,31 @@ const MOVE_TO = {
   openLogIndexes: 'm.open_log_indexes',
 };
 
-// Every chunk of a transaction of the group writer moved in one statement
+// Every chunk of a transaction of the group writer moved in one statement, and the rows of those that move (all
+// inserted: COPY) added to run $2
 const MOVE_CHUNKS = `
-  UPDATE export_chunks c
-  SET ${MOVE_SET(MOVE_TO, 'c.')}
-  FROM ${MOVES}
-  WHERE c.id = m.id`;
+  WITH moves AS MATERIALIZED (SELECT * FROM ${MOVES}), before AS MATERIALIZED (
+    SELECT c.id, ${AT_POSITION(MOVE_TO, 'c.')} AS stays, m.rows FROM export_chunks c JOIN moves m ON c.id = m.id ORDER BY c.id FOR UPDATE OF c
+  ), moved AS (
+    UPDATE export_chunks c
+    SET ${MOVE_SET(MOVE_TO, 'c.')}
+    FROM moves m JOIN before b ON b.id = m.id
+    WHERE c.id = m.id
+  )
+  ${ADD_RUN_ROWS('$2', '(SELECT id AS chunk, rows AS inserted, 0::bigint AS updated, 0::bigint AS unchanged FROM before WHERE NOT stays) b')}`;
 
 // How many chunks of `chunkMoves` are at the position it moves them to
 const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${AT_POSITION(MOVE_TO, 'c.')}`;
 
 /**
- * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement, in the caller's open
- * transaction (the group writer's, after its COPY has ended and before its COMMIT).
+ * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement per run (a group writer's
+ * pages are of one), in the caller's open transaction (the group writer's, after its COPY has ended and before its
+ * COMMIT), and adds the rows of the chunks that move to their run.
  */
-export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
-  return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads))]);
+export async function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'runId' | 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<void> {
+  for (const runId of new Set(loads.map((l) => l.runId))) {
+    await client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads.filter((l) => l.runId === runId))), runId]);
+  }
 }
 
 /**
@@ -276,7 +310,9 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
   await beginPageSession(client);
   const checkpoint = checkpointValues(load);
   if (load.mode === 'merge') {
-    const held = await budget.time('copy', () => client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows)]));
+    const held = await budget.time('copy', () =>
+      client.query<{ held: boolean }>(CHECKPOINT_IF_HELD, [...warehouseDigestParams(load), ...checkpoint, pageDigest(load.rows), load.runId]),
+    );
     if (held.rows[0]?.held) return { inserted: 0, updated: 0, unchanged: load.rows.length };
   }
   await budget.time('commit', () => client.query('BEGIN'));
@@ -305,7 +341,7 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
       }
     }
     await budget.time('commit', async () => {
-      await client.query(CHECKPOINT, checkpoint);
+      await client.query(CHECKPOINT, [...checkpoint, load.runId, counts.inserted, counts.updated, counts.unchanged]);
       await client.query('COMMIT').catch((err: unknown) => {
         throw new CommitFailedError(counts, err);
       });

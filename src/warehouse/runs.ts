@@ -16,6 +16,17 @@ export function emptyTotals(): RunTotals {
   return { rowsInserted: 0, rowsUpdated: 0, rowsUnchanged: 0, rowsRemoved: 0, apiRequests: 0, retries: 0, rateLimited: 0, headersFetched: 0 };
 }
 
+/**
+ * A run's row counts as its committed pages added them (export_run_rows, migration 0010), exact whatever happened to
+ * its process since; a run with none there (one from before, or with no page yet) keeps what its row says. Each
+ * column named literally: the SQL scan of test/security.test.ts proves only literal references constant.
+ */
+const ROWS_FROM_PAGES = {
+  rows_inserted: sql<string>`coalesce((SELECT sum(p.rows_inserted) FROM export_run_rows p WHERE p.run_id = export_runs.id), export_runs.rows_inserted)`,
+  rows_updated: sql<string>`coalesce((SELECT sum(p.rows_updated) FROM export_run_rows p WHERE p.run_id = export_runs.id), export_runs.rows_updated)`,
+  rows_unchanged: sql<string>`coalesce((SELECT sum(p.rows_unchanged) FROM export_run_rows p WHERE p.run_id = export_runs.id), export_runs.rows_unchanged)`,
+};
+
 /** Opens a row in the run ledger; resolves to the run id. */
 export async function startRun(
   db: Kysely<Database>,
@@ -36,11 +47,11 @@ export async function startRun(
   return row.id;
 }
 
-/** Ends a run: its status, and the reason when it failed. Its totals are what its ledger added (addToRun). */
+/** Ends a run: its status, and the reason when it failed. Its totals are what its ledger added (addToRun), its row counts what its pages did. */
 export async function endRun(db: Kysely<Database>, runId: string, end: { status: Exclude<RunStatus, 'running'>; error?: string }): Promise<void> {
   await db
     .updateTable('export_runs')
-    .set({ status: end.status, error: end.error ?? null, finished_at: sql<Date>`now()` })
+    .set({ ...ROWS_FROM_PAGES, status: end.status, error: end.error ?? null, finished_at: sql<Date>`now()` })
     .where('id', '=', runId)
     .execute();
 }
@@ -59,6 +70,7 @@ export async function failAbandonedRuns(db: Kysely<Database>, chainId: number, j
   const result = await db
     .updateTable('export_runs')
     .set({
+      ...ROWS_FROM_PAGES,
       status: 'failed',
       finished_at: sql<Date>`now()`,
       // a queued run has no process of its own: workers were still on it, or gave its tasks up
@@ -75,7 +87,8 @@ export async function failAbandonedRuns(db: Kysely<Database>, chainId: number, j
 
 /**
  * Adds what one worker task did to its run's totals: tasks of one run end on many machines, so each
- * adds its share in one statement rather than writing the whole.
+ * adds its share in one statement rather than writing the whole. The row counts are not added: they are written
+ * as the run's committed pages say (`ROWS_FROM_PAGES`), so they are exact after a kill too.
  */
 export async function addToRun(db: Kysely<Database>, runId: string, add: RunTotals): Promise<void> {
   const plus = (column: TotalsColumn) => sql<string>`${sql.ref(column)} + ${String(add[COLUMNS[column]])}`;
@@ -83,9 +96,7 @@ export async function addToRun(db: Kysely<Database>, runId: string, add: RunTota
     .updateTable('export_runs')
     // each column named literally: the SQL scan of test/security.test.ts proves only literal references constant
     .set({
-      rows_inserted: plus('rows_inserted'),
-      rows_updated: plus('rows_updated'),
-      rows_unchanged: plus('rows_unchanged'),
+      ...ROWS_FROM_PAGES,
       rows_removed: plus('rows_removed'),
       api_requests: plus('api_requests'),
       retries: plus('retries'),
@@ -97,9 +108,6 @@ export async function addToRun(db: Kysely<Database>, runId: string, add: RunTota
 }
 
 const COLUMNS = {
-  rows_inserted: 'rowsInserted',
-  rows_updated: 'rowsUpdated',
-  rows_unchanged: 'rowsUnchanged',
   rows_removed: 'rowsRemoved',
   api_requests: 'apiRequests',
   retries: 'retries',
@@ -116,7 +124,7 @@ type TotalsColumn = keyof typeof COLUMNS;
 export async function closeRunIfDone(db: Kysely<Database>, runId: string): Promise<boolean> {
   const result = await db
     .updateTable('export_runs')
-    .set({ status: 'succeeded', finished_at: sql<Date>`now()` })
+    .set({ ...ROWS_FROM_PAGES, status: 'succeeded', finished_at: sql<Date>`now()` })
     .where('id', '=', runId)
     .where('status', '=', 'running')
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('export_ranges').select(sql`1`.as('one')).where('created_by_run', '=', runId).where('status', '=', 'open'))))
@@ -128,7 +136,7 @@ export async function closeRunIfDone(db: Kysely<Database>, runId: string): Promi
 export async function failRun(db: Kysely<Database>, runId: string, error: string): Promise<boolean> {
   const result = await db
     .updateTable('export_runs')
-    .set({ status: 'failed', error, finished_at: sql<Date>`now()` })
+    .set({ ...ROWS_FROM_PAGES, status: 'failed', error, finished_at: sql<Date>`now()` })
     .where('id', '=', runId)
     .where('status', '=', 'running')
     .executeTakeFirst();

@@ -177,6 +177,7 @@ export interface Database {
   worker_heartbeats: WorkerHeartbeatsTable;
   logs_ranges: LogsRangesTable;
   export_run_skipped_logs: ExportRunSkippedLogsTable;
+  export_run_rows: ExportRunRowsTable;
 }
 
 /** The `eth_getLogs` range a node source learned, per job and endpoint host, never the URL (migration 0007). */
@@ -195,6 +196,15 @@ export interface ExportRunSkippedLogsTable {
   contract_address: string;
   erc721: BigintColumn;
   other: BigintColumn;
+}
+
+/** The rows a run's pages wrote in one chunk, added in the pages' own transactions (migration 0010). */
+export interface ExportRunRowsTable {
+  run_id: BigintColumn;
+  chunk_id: BigintColumn;
+  rows_inserted: Generated<string>;
+  rows_updated: Generated<string>;
+  rows_unchanged: Generated<string>;
 }
 
 /** A live worker's graphile-worker id and when it last said so (migration 0005). */
