@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isHexText } from './hex.ts';
+import { isHexData, isHexText } from './hex.ts';
 
 describe('isHexText', () => {
   // every character that could stand in a digit's place, in every position, against the expression it replaced
@@ -35,5 +35,30 @@ describe('isHexText', () => {
     expect(isHexText(`00${'ab'.repeat(20)}`, 40)).toBe(false);
     expect(isHexText(`0X${'ab'.repeat(20)}`, 40)).toBe(false);
     expect(isHexText('0x', 0)).toBe(true);
+  });
+});
+
+describe('isHexData', () => {
+  it('agrees with /^0x(?:[0-9a-fA-F]{2})*$/ on every character up to U+00FF and two beyond, in every position, and on every length up to 9', () => {
+    const expression = /^0x(?:[0-9a-fA-F]{2})*$/;
+    const chars = [...Array.from({ length: 256 }, (_, c) => String.fromCharCode(c)), '\u2000', '\uff10'];
+    for (const valid of ['0x', '0xab', '0x00fF', `0x${'a1'.repeat(32)}`]) {
+      for (let at = 0; at < valid.length; at++) {
+        for (const c of chars) {
+          const s = valid.slice(0, at) + c + valid.slice(at + 1);
+          expect(isHexData(s), JSON.stringify(s)).toBe(expression.test(s));
+        }
+      }
+    }
+    for (let n = 0; n <= 9; n++) {
+      for (const s of ['a'.repeat(n), `0x${'a'.repeat(n)}`]) expect(isHexData(s), JSON.stringify(s)).toBe(expression.test(s));
+    }
+  });
+
+  it('with a size, takes exactly that many bytes', () => {
+    expect(isHexData(`0x${'ab'.repeat(32)}`, 32)).toBe(true);
+    expect(isHexData(`0x${'ab'.repeat(31)}`, 32)).toBe(false);
+    expect(isHexData(`0x${'ab'.repeat(33)}`, 32)).toBe(false);
+    expect(isHexData('0x', 0)).toBe(true);
   });
 });

@@ -1,12 +1,19 @@
 /** Pure helpers for `0x` hex text: quantities (minimal, no leading zeros) and fixed-size data. */
 
-const HEX_DIGITS = /^0x[0-9a-fA-F]*$/;
 const HEX_QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 
 /** Per character code below 128: 1 for a lower-case hex digit, 2 for an upper-case one (A–F), 0 otherwise. */
 const HEX_CODES = new Uint8Array(128);
 for (const digit of '0123456789abcdef') HEX_CODES[digit.charCodeAt(0)] = 1;
 for (const digit of 'ABCDEF') HEX_CODES[digit.charCodeAt(0)] = 2;
+
+export interface HexTextOptions {
+  lower?: boolean;
+  zeros?: number;
+}
+
+// one object for every call without options (a log's address and hashes): none made per call
+const ANY_CASE: HexTextOptions = Object.freeze({});
 
 /**
  * Whether `s` is `0x` then `digits` hex digits (lower case only when `lower`), as `/^0x[0-9a-f]{N}$/` (or
@@ -16,7 +23,7 @@ for (const digit of 'ABCDEF') HEX_CODES[digit.charCodeAt(0)] = 2;
  *
  * @example isHexText('0xab', 2) // → true; isHexText('0xAB', 2, { lower: true }) // → false
  */
-export function isHexText(s: string, digits: number, options: { lower?: boolean; zeros?: number } = {}): boolean {
+export function isHexText(s: string, digits: number, options: HexTextOptions = ANY_CASE): boolean {
   if (s.length !== digits + 2 || s.charCodeAt(0) !== 48 || s.charCodeAt(1) !== 120) return false;
   const zerosEnd = 2 + (options.zeros ?? 0);
   for (let i = 2; i < zerosEnd; i++) if (s.charCodeAt(i) !== 48) return false;
@@ -30,9 +37,9 @@ export function isHexText(s: string, digits: number, options: { lower?: boolean;
   return true;
 }
 
-/** `true` for `0x` followed by an even number of hex digits. */
+/** `true` for `0x` followed by an even number of hex digits (`2 × bytes` of them when `bytes` is given), either case. */
 export function isHexData(text: string, bytes?: number): boolean {
-  return (bytes === undefined ? text.length % 2 === 0 : text.length === 2 + 2 * bytes) && HEX_DIGITS.test(text);
+  return (bytes === undefined ? text.length % 2 === 0 : text.length === 2 + 2 * bytes) && isHexText(text, text.length - 2);
 }
 
 /** `true` for a minimal hex quantity: `0x0`, `0x1f`, never `0x01` or `0x`. */

@@ -1,7 +1,7 @@
 import { disagreeingFields, type BlockSighting } from '../dataset/block-agreement.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { show } from '../dataset/validate.ts';
-import { isHexText } from '../eth/hex.ts';
+import { isHexData, isHexText } from '../eth/hex.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { BadResponseError } from './errors.ts';
 
@@ -48,7 +48,6 @@ export interface RemovedLog extends LogPlace {
 
 export type LogReading = TransferLog | SkippedLog | RemovedLog;
 
-const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})*$/;
 /** Hex texts of a log, checked without a regular expression (`isHexText`: a log has five to seven). */
 const isAddress = (s: string) => isHexText(s, 40);
 const isHash = (s: string) => isHexText(s, 64);
@@ -105,7 +104,7 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
   const hasTimestamp = log.blockTimestamp !== undefined && log.blockTimestamp !== null;
   const logTimestamp = hasTimestamp ? quantity(log.blockTimestamp) : undefined;
   if (hasTimestamp && logTimestamp === undefined) fail('blockTimestamp', EXPECT.quantity, log.blockTimestamp);
-  const data = typeof log.data === 'string' && HEX_BYTES.test(log.data) ? log.data : undefined;
+  const data = typeof log.data === 'string' && isHexData(log.data) ? log.data : undefined;
   if (data === undefined) fail('data', 'expected 0x hex bytes', log.data);
   // an event's data is ABI-encoded: whole 32-byte words; a log cut short is damaged, not another shape to skip
   else if ((data.length - 2) % 64 !== 0) fail('data', 'expected ABI-encoded data (whole 32-byte words)', log.data);
