@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import pino from 'pino';
 import { systemClock } from '../src/common/clock.ts';
@@ -48,23 +50,20 @@ function pagesOf(range: RangeState, rows: readonly TransferRecord[], size: numbe
 }
 
 /**
- * A pool on `url` whose first COMMIT commits and then loses its answer: the connection breaks before the client hears
- * back, as when a network drops at that moment. The caller sees the error pg gives for a lost connection.
+ * A pool on `url` whose first COMMIT fails as `fail` makes it fail (`send` sends a query on the connection); every
+ * other query goes through.
  */
-function poolLosingFirstCommitAnswer(url: string): pg.Pool {
+function poolFailingFirstCommit(url: string, fail: (client: pg.PoolClient, send: (...args: unknown[]) => Promise<unknown>) => Promise<unknown>): pg.Pool {
   const pool = new pg.Pool({ connectionString: url });
   const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-  let lost = false;
+  let failed = false;
   const patched = async () => {
     const client = await connect();
     const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
     (client as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
-      if (lost || args[0] !== 'COMMIT') return query(...args);
-      lost = true;
-      return query('COMMIT').then(() => {
-        (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-        throw new Error('Connection terminated unexpectedly');
-      });
+      if (failed || args[0] !== 'COMMIT') return query(...args);
+      failed = true;
+      return fail(client, query);
     };
     return client;
   };
@@ -78,6 +77,42 @@ function poolLosingFirstCommitAnswer(url: string): pg.Pool {
     return undefined;
   }) as typeof pool.connect;
   return pool;
+}
+
+/**
+ * A pool on `url` whose first COMMIT commits and then loses its answer: the connection breaks before the client hears
+ * back, as when a network drops at that moment. The caller sees the error pg gives for a lost connection.
+ */
+function poolLosingFirstCommitAnswer(url: string): pg.Pool {
+  return poolFailingFirstCommit(url, (client, send) =>
+    send('COMMIT').then(() => {
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      throw new Error('Connection terminated unexpectedly');
+    }),
+  );
+}
+
+/**
+ * A pool on `url` whose first COMMIT never reaches the server: the client hears that its connection is gone, while the
+ * server's side stays open, its backend idle in the transaction with the rows and the locks it took, as when a network
+ * drops one direction or a proxy forgets the connection (TCP would end it hours later). `stranded`: those backends'
+ * pids and the sockets left open, for the test to close.
+ */
+function poolStrandingFirstCommit(url: string): { pool: pg.Pool; stranded: { pid: number; socket: Socket }[] } {
+  const stranded: { pid: number; socket: Socket }[] = [];
+  const pool = poolFailingFirstCommit(url, (client) => {
+    const c = client as unknown as { processID: number; connection: EventEmitter & { stream: Socket } };
+    const socket = c.connection.stream;
+    // nothing more reaches the backend, and nothing from it reaches the client
+    socket.removeAllListeners();
+    socket.on('error', () => undefined);
+    socket.pause();
+    stranded.push({ pid: c.processID, socket });
+    // the client hears its connection is gone (its queries fail from now on)
+    c.connection.emit('end');
+    return Promise.reject(new Error('Connection terminated unexpectedly'));
+  });
+  return { pool, stranded };
 }
 
 describe('the group writer of fresh pages', () => {
@@ -304,6 +339,31 @@ describe('the group writer of fresh pages', () => {
     expect((await chunkRows()).map((c) => [c.done, c.rows])).toEqual(ranges.map((r) => [true, rowsOf(r.contract).length]));
   });
 
+  /** Every row of the chain stored and reported as inserted once; each chunk, and the run, count each page once. */
+  const expectEveryRowOnce = async (ranges: readonly RangeState[], counts: readonly MergeCounts[]) => {
+    expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length);
+    expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+    const expected = ranges.map((r) => [pagesOf(r, rowsOf(r.contract), 50).length, rowsOf(r.contract).length, true]);
+    expect((await chunkRows()).map((c) => [c.pages, c.rows, c.done])).toEqual(expected);
+    expect(await runCounts()).toEqual({ inserted: chain.transfers.length, updated: 0, unchanged: 0 });
+  };
+  /** The range's first page, written on its own through `pool` by a chunk's page writer. */
+  const writeFirstPageAlone = async (range: RangeState, pool: pg.Pool) => {
+    const [page] = pagesOf(range, rowsOf(range.contract), 50);
+    const writer = openPageWriter({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, scopeOf(range));
+    const counts = await writer.write(page!);
+    await writer.close();
+    return { range, page: page!, counts };
+  };
+  /** The one page written, stored and reported as inserted once, and counted once in its chunk and its run. */
+  const expectPageOnce = async ({ range, page, counts }: { range: RangeState; page: Omit<PageLoad, 'mode'>; counts: MergeCounts }) => {
+    expect(counts).toEqual({ inserted: page.rows.length, updated: 0, unchanged: 0 });
+    expect(sorted(await stored())).toEqual(sorted(page.rows));
+    const [chunk] = (await chunkRows()).filter((c) => c.id === range.chunks[0]!.id);
+    expect(chunk).toMatchObject({ pages: 1, rows: page.rows.length, page_key: page.checkpoint.pageKey });
+    expect(await runCounts()).toEqual({ inserted: page.rows.length, updated: 0, unchanged: 0 });
+  };
+
   it('when a COMMIT committed but its answer was lost, does not write its pages again: every row is stored once and each chunk counts its pages once', async () => {
     const ranges = await freshRanges();
     const pool = poolLosingFirstCommitAnswer(target.url);
@@ -314,11 +374,7 @@ describe('the group writer of fresh pages', () => {
       const more = await addAll(group, ranges.slice(1));
       await group.close();
       const counts = await Promise.all([...committed, ...more]);
-      expect(counts.reduce((n, c) => n + c.inserted, 0)).toBe(chain.transfers.length);
-      expect(sorted(await stored())).toEqual(sorted(chain.transfers));
-      const expected = ranges.map((r) => [pagesOf(r, rowsOf(r.contract), 50).length, rowsOf(r.contract).length, true]);
-      expect((await chunkRows()).map((c) => [c.pages, c.rows, c.done])).toEqual(expected);
-      expect(await runCounts()).toEqual({ inserted: chain.transfers.length, updated: 0, unchanged: 0 });
+      await expectEveryRowOnce(ranges, counts);
     } finally {
       await pool.end();
     }
@@ -328,18 +384,45 @@ describe('the group writer of fresh pages', () => {
     const ranges = await freshRanges();
     const pool = poolLosingFirstCommitAnswer(target.url);
     try {
-      const range = ranges[0]!;
-      const [page] = pagesOf(range, rowsOf(range.contract), 50);
-      const writer = openPageWriter({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, scopeOf(range));
       // the run ledger counts what the page did: its rows went in with the COMMIT whose answer was lost
-      const counts = await writer.write(page!);
-      await writer.close();
-      expect(counts).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
-      expect(sorted(await stored())).toEqual(sorted(page!.rows));
-      const [chunk] = (await chunkRows()).filter((c) => c.id === range.chunks[0]!.id);
-      expect(chunk).toMatchObject({ pages: 1, rows: page!.rows.length, page_key: page!.checkpoint.pageKey });
-      expect(await runCounts()).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
+      await expectPageOnce(await writeFirstPageAlone(ranges[0]!, pool));
     } finally {
+      await pool.end();
+    }
+  });
+
+  /** How many of these backends the server still runs. */
+  const alive = async (pids: readonly number[]) =>
+    (await target.warehouse.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rows[0]!.n;
+
+  it('when a COMMIT never reached the server, whose side of the connection stays open, ends that backend, then writes the pages again without waiting on its locks', async () => {
+    const ranges = await freshRanges();
+    const { pool, stranded } = poolStrandingFirstCommit(target.url);
+    try {
+      // three pages of 50 take the first transaction past 120 rows: its COMMIT is the one that never arrives
+      const group = openCopyGroup({ ...target.warehouse, pool }, { logger: quiet, clock: systemClock }, { maxRows: 120, maxAgeMs: 60_000 });
+      const committed = await addAll(group, ranges);
+      await group.close();
+      const counts = await Promise.all(committed);
+      expect(stranded).toHaveLength(1);
+      expect(await alive(stranded.map((s) => s.pid))).toBe(0);
+      await expectEveryRowOnce(ranges, counts);
+    } finally {
+      for (const s of stranded) s.socket.destroy();
+      await pool.end();
+    }
+  });
+
+  it('a page written on its own whose COMMIT never reached the server: its backend is ended, and the page written again once', async () => {
+    const ranges = await freshRanges();
+    const { pool, stranded } = poolStrandingFirstCommit(target.url);
+    try {
+      const written = await writeFirstPageAlone(ranges[0]!, pool);
+      expect(stranded).toHaveLength(1);
+      expect(await alive(stranded.map((s) => s.pid))).toBe(0);
+      await expectPageOnce(written);
+    } finally {
+      for (const s of stranded) s.socket.destroy();
       await pool.end();
     }
   });

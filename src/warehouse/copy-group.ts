@@ -90,7 +90,7 @@ const COPY_INTO = `COPY token_transfers (${[...TRANSFER_COLUMNS, 'chain_id', 'in
  */
 export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined }, policy: GroupPolicy): CopyGroup {
   const budget = deps.budget ?? NO_BUDGET;
-  const held = holdConnection(warehouse.pool);
+  const held = holdConnection(warehouse.pool, deps.clock);
   /** The transaction pages go into. */
   let open: Transaction | undefined;
   /** The transaction whose commit is under way or whose outcome nobody looked at yet. */
@@ -203,6 +203,9 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     const later = open;
     open = undefined;
     if (later) await abandon(later);
+    // a lost connection's backend is ended before anything is read or written again: until then its COMMIT may still
+    // come, and its locks would hold every page written again
+    if (held.broken() || brokenConnection(failed.error)) await held.drop(failed.error as Error);
     // a COMMIT whose answer was lost may have committed: written again, its pages would count twice in their chunks
     if (
       failed.atCommit &&
@@ -237,7 +240,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   /** After a failed transaction: its pages written again one at a time, each with its chunk's page writer. */
   const replay = async (entries: readonly Entry[], cause: unknown) => {
     const client = held.current();
-    if (client && (held.broken() || brokenConnection(cause))) held.release(cause as Error);
+    if (client && (held.broken() || brokenConnection(cause))) await held.drop(cause as Error);
     else if (client) await client.query('ROLLBACK').catch(() => held.release(cause as Error));
     const first = entries[0];
     if (!first) return;

@@ -1,5 +1,7 @@
 import type pg from 'pg';
-import { beginPageSession, endPageSession } from './load-page.ts';
+import type { Clock } from '../common/clock.ts';
+import { beginPageSession, endPageSession, type BackendSession } from './load-page.ts';
+import { endLostBackend } from './lost-backend.ts';
 import { classifyPgError } from './pg-errors.ts';
 
 /**
@@ -17,17 +19,23 @@ export interface HeldConnection {
   broken(): boolean;
   /** Lets go of the held connection: destroyed when `err` is given, else back to the pool as it is. */
   release(err?: Error): void;
+  /**
+   * Lets go of a held connection that broke (destroyed), and ends its backend if the server still runs it
+   * (`endLostBackend`): what its transaction did is then settled, and none of its locks is left behind.
+   */
+  drop(err: Error): Promise<void>;
   /** Gives the held connection back with its session reset; destroys it when it broke or the reset fails. */
   close(): Promise<void>;
 }
 
 /**
- * @example const held = holdConnection(warehouse.pool);
+ * @example const held = holdConnection(warehouse.pool, clock);
  * const client = await held.get(); // page session begun
  * await held.close(); // RESET ALL, back to the pool
  */
-export function holdConnection(pool: pg.Pool): HeldConnection {
+export function holdConnection(pool: pg.Pool, clock: Clock): HeldConnection {
   let client: pg.PoolClient | undefined;
+  let backend: BackendSession | undefined;
   let broken = false;
   const noteBroken = () => {
     broken = true;
@@ -36,6 +44,7 @@ export function holdConnection(pool: pg.Pool): HeldConnection {
     client?.removeListener('error', noteBroken);
     client?.release(err);
     client = undefined;
+    backend = undefined;
     broken = false;
   };
   return {
@@ -47,7 +56,7 @@ export function holdConnection(pool: pg.Pool): HeldConnection {
       c.on('error', noteBroken);
       client = c;
       try {
-        await beginPageSession(c);
+        backend = await beginPageSession(c);
       } catch (err) {
         release(err instanceof Error ? err : new Error(String(err)));
         throw classifyPgError(err);
@@ -57,6 +66,11 @@ export function holdConnection(pool: pg.Pool): HeldConnection {
     current: () => client,
     broken: () => broken,
     release,
+    async drop(err) {
+      const lost = backend;
+      release(err);
+      if (lost) await endLostBackend(pool, lost, clock);
+    },
     async close() {
       if (!client) return;
       if (broken) return release(new Error('connection lost'));

@@ -163,7 +163,9 @@ const CHECKPOINT_IF_HELD = `
 //   (reconciliation, the ledger) commits synchronously on other connections, which also flushes every page
 //   committed before it.
 const PAGE_SETTINGS = ['synchronous_commit = off', 'jit = off', ...DIGEST_SETTINGS, 'enable_hashjoin = off', 'enable_mergejoin = off', 'enable_seqscan = off'];
-const PAGE_SESSION = `${PAGE_SETTINGS.map((s) => `SET ${s}`).join('; ')}; ${CREATE_STAGING}`;
+// ...and which backend it is (`BackendSession`), in the same round trip
+const PAGE_SESSION = `${PAGE_SETTINGS.map((s) => `SET ${s}`).join('; ')}; ${CREATE_STAGING};
+  SELECT pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
 const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nestloop = off';
 const UNIQUE_VIOLATION = '23505';
 
@@ -187,18 +189,37 @@ export class CommitFailedError extends EtlError {
   }
 }
 
-const sessions = new WeakSet<pg.PoolClient>();
+/**
+ * A server process by its id and start time (an id alone may name a later process once it ended): what ends the
+ * backend of a connection the exporter lost (`lost-backend.ts`).
+ */
+export interface BackendSession {
+  pid: number;
+  /** `backend_start` as text, with its offset. */
+  started: string;
+}
+
+/** The connections in a page session, with their backend (null if the server did not show it). */
+const sessions = new WeakMap<pg.PoolClient, BackendSession | null>();
 
 /** A page's rows (newest first, as the API serves them) in chain order, without copying them. */
 function* oldestFirst<T>(rows: readonly T[]): Generator<T> {
   for (let i = rows.length - 1; i >= 0; i--) yield rows[i]!;
 }
 
-/** Sets a connection up to load pages (once: it keeps the settings until `endPageSession`). */
-export async function beginPageSession(client: pg.PoolClient): Promise<void> {
-  if (sessions.has(client)) return;
-  await client.query(PAGE_SESSION);
-  sessions.add(client);
+/**
+ * Sets a connection up to load pages (once: it keeps the settings until `endPageSession`); resolves to its backend,
+ * undefined if the server did not show it.
+ */
+export async function beginPageSession(client: pg.PoolClient): Promise<BackendSession | undefined> {
+  const known = sessions.get(client);
+  if (known !== undefined) return known ?? undefined;
+  // several statements in one query: pg answers with one result per statement
+  const results = (await client.query(PAGE_SESSION)) as unknown as pg.QueryResult<{ pid: number; started: string }>[];
+  const row = results.at(-1)?.rows[0];
+  const backend = row ? { pid: row.pid, started: row.started } : null;
+  sessions.set(client, backend);
+  return backend ?? undefined;
 }
 
 /** The first seven parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$15): the chunk's move over one page (`chunkMoves`). */

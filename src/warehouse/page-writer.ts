@@ -44,7 +44,7 @@ export function openPageWriter(
   scope: { job: string; contract: string; chunk: ChunkState },
 ): PageWriter {
   const { chunk } = scope;
-  const held = holdConnection(warehouse.pool);
+  const held = holdConnection(warehouse.pool, deps.clock);
 
   const loadOn = async (into: pg.PoolClient, load: Omit<PageLoad, 'mode'>): Promise<MergeCounts> => {
     try {
@@ -66,7 +66,8 @@ export function openPageWriter(
           try {
             return await loadOn(client, load);
           } catch (err) {
-            if (brokenConnection(err) || held.broken()) held.release(err as Error);
+            // a lost connection's backend is ended first: it may hold the page's rows and its chunk's row locked
+            if (brokenConnection(err) || held.broken()) await held.drop(err as Error);
             if (!(err instanceof CommitFailedError)) throw classifyPgError(err);
             // its answer may have been lost after it committed: written again, the page would count as unchanged
             if (await committedAnyway(warehouse.pool, [load], deps.clock)) return err.counts;
