@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createBenchDatabase, type BenchPostgres } from './bench-database.ts';
-import { BIN, REPO_DIR } from './devnet-process.ts';
+import { BIN, REPO_DIR, startDevnetProcess } from './devnet-process.ts';
 import { runExporterProcess } from './exporter-process.ts';
 import { processMemoryMb } from './process-memory.ts';
 import { clockTicksPerSecond } from './proc-stat.ts';
@@ -62,12 +62,17 @@ export async function benchStartup(postgres: BenchPostgres): Promise<StartupBenc
  * warehouse with an empty queue.
  */
 export async function startupFigures(entry: readonly string[], databaseUrl: string): Promise<StartupFigures> {
-  // no CHAIN_API_URL for status (it would ask the API for the head); a worker needs one but asks nothing of it
-  // while its queue is empty
+  // no CHAIN_API_URL for status (it would ask the API for the head); a worker asks its endpoint's chain once
+  // (eth_chainId) before it listens, then nothing while its queue is empty: a small reference server answers it
   const env = { DATABASE_URL: databaseUrl, CHAIN_API_URL: '', LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
   const status = await repeat(STATUS_RUNS, () => statusRun(entry, env));
-  const idle = await repeat(IDLE_RUNS, () => idleWorkerRssMb(entry, { ...env, CHAIN_API_URL: 'http://127.0.0.1:9/bench' }));
-  return { statusSeconds: median(status.map((s) => s.seconds)), statusPeakRssMb: median(status.map((s) => s.peakRssMb)), idleRssMb: median(idle) };
+  const devnet = await startDevnetProcess({ transfers: 100, blocks: 100, tokens: 1 });
+  try {
+    const idle = await repeat(IDLE_RUNS, () => idleWorkerRssMb(entry, { ...env, CHAIN_API_URL: devnet.apiUrl }));
+    return { statusSeconds: median(status.map((s) => s.seconds)), statusPeakRssMb: median(status.map((s) => s.peakRssMb)), idleRssMb: median(idle) };
+  } finally {
+    await devnet.stop();
+  }
 }
 
 /**
