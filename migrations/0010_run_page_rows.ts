@@ -3,9 +3,9 @@ import { sql, type Kysely } from 'kysely';
 /**
  * The rows each run's pages wrote, per chunk (`export_run_rows`): a page adds its rows inserted, updated and
  * unchanged here in the transaction that commits it and moves its chunk, so what a run wrote is known exactly even
- * when its process was killed a moment later. Only the chunk's writer touches its row: no lock is shared between the
- * chunks and workers of a run. `export_runs`' row counts are these rows summed, written by the run's ledger every few
- * seconds and when the run ends (or is found abandoned).
+ * when its process was killed a moment later. Only the chunk's writer touches its row; the run's row is only share-locked
+ * by the foreign key (`FOR KEY SHARE`, which no update of its counts waits on). `export_runs`' row counts are these rows
+ * summed, written by the run's ledger every few seconds and when the run ends (or is found abandoned).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

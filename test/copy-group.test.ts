@@ -9,7 +9,8 @@ import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { openCopyGroup, type GroupedPage } from '../src/warehouse/copy-group.ts';
 import { openPageWriter } from '../src/warehouse/page-writer.ts';
 import { copyTransfers } from '../src/warehouse/copy.ts';
-import { loadPage, type MergeCounts, type PageLoad } from '../src/warehouse/load-page.ts';
+import { loadPage, moveChunks, type MergeCounts, type PageLoad } from '../src/warehouse/load-page.ts';
+import { latestRuns } from '../src/warehouse/report-queries.ts';
 import { endRun } from '../src/warehouse/runs.ts';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
 import { captureLogger, migratedWarehouse, rowToTransfer } from './helpers/exporter.ts';
@@ -439,9 +440,10 @@ describe('the group writer of fresh pages', () => {
       );
       await target.warehouse.pool.query('DELETE FROM export_run_rows');
     };
-    /** Resolves once `n` statements of this database wait for a lock. */
+    /** Resolves once `n` statements of this database wait for a lock; fails after 10 s. */
     const lockWaiters = async (n: number) => {
-      for (;;) {
+      for (const until = Date.now() + 10_000; ; ) {
+        if (Date.now() > until) throw new Error(`fewer than ${n} statements waited for a lock within 10 s`);
         const { rows } = await target.warehouse.pool.query<{ n: number }>(
           "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
         );
@@ -480,14 +482,40 @@ describe('the group writer of fresh pages', () => {
       }
     });
 
+    it("two transactions moving one chunk over the same pages at once (the group writer's statement) count them once in its run", async () => {
+      const [range] = await freshRanges();
+      const pages = pagesOf(range!, rowsOf(range!.contract), 50).slice(0, 2);
+      const chunkId = range!.chunks[0]!.id;
+      const rows = pages.reduce((n, p) => n + p.rows.length, 0);
+      const clients = await Promise.all([0, 1, 2].map(() => target.warehouse.pool.connect()));
+      try {
+        // a third connection holds the chunk's row: both transactions reach the statement that moves it, and wait there
+        const holder = clients[2]!;
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM export_chunks WHERE id = $1 FOR UPDATE', [chunkId]);
+        const moves = clients.slice(0, 2).map(async (c) => {
+          await c.query('BEGIN');
+          await moveChunks(c, pages);
+          await c.query('COMMIT');
+        });
+        await lockWaiters(2);
+        await holder.query('COMMIT');
+        await Promise.all(moves);
+        expect(await runCounts()).toEqual({ inserted: rows, updated: 0, unchanged: 0 });
+        expect(await positionOf(chunkId)).toMatchObject({ pages: 2, rows: String(rows), page_key: pages[1]!.checkpoint.pageKey });
+      } finally {
+        for (const c of clients) c.release();
+      }
+    });
+
     it('a run ends with the counts its pages added; a run with none there keeps its own', async () => {
       const ranges = await freshRanges();
       const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 });
       const committed = await addAll(group, ranges);
       await group.close();
       await Promise.all(committed);
-      // the ledger wrote other figures: the pages' sums replace them
-      await target.warehouse.pool.query('UPDATE export_runs SET rows_inserted = 5, rows_unchanged = 7 WHERE id = $1', [RUN]);
+      // the ledger wrote an older sum, from before the last pages: the pages' sum replaces it
+      await target.warehouse.pool.query('UPDATE export_runs SET rows_inserted = 5 WHERE id = $1', [RUN]);
       await target.warehouse.pool.query(`INSERT INTO export_runs (id, job, command, contracts, chain_id, rows_inserted, rows_updated) VALUES (2, 'older', 'run', '{}', 1, 11, 3)`);
       await endRun(target.warehouse.db, RUN, { status: 'succeeded' });
       await endRun(target.warehouse.db, '2', { status: 'failed', error: 'killed' });
@@ -495,6 +523,13 @@ describe('the group writer of fresh pages', () => {
       expect(runs.map((r) => [r.id, Number(r.rows_inserted), Number(r.rows_updated), Number(r.rows_unchanged)])).toEqual([
         [RUN, chain.transfers.length, 0, 0],
         ['2', 11, 3, 0],
+      ]);
+      // a page committed after its run ended (a queued run failed while another task still wrote): the report counts it
+      await target.warehouse.pool.query('UPDATE export_run_rows SET rows_inserted = rows_inserted + 4 WHERE run_id = $1 AND chunk_id = $2', [RUN, ranges[0]!.chunks[0]!.id]);
+      const latest = await latestRuns(target.warehouse.db, 5);
+      expect(latest.map((r) => [r.id, Number(r.rowsInserted), Number(r.rowsUpdated)])).toEqual([
+        ['2', 11, 3],
+        [RUN, chain.transfers.length + 4, 0],
       ]);
     });
   });

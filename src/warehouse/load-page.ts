@@ -116,7 +116,9 @@ const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') =
 /**
  * Adds to run `run`'s rows of each chunk that `from` yields (`chunk, inserted, updated, unchanged`) in export_run_rows,
  * in the transaction that moves the chunk: what a run wrote is exact whenever its pages are committed, whatever
- * happens to its process afterwards. Only the chunk's writer holds its row's lock, never a row the whole run shares.
+ * happens to its process afterwards. Only the chunk's writer holds its row's lock; of the run's row, shared by every
+ * chunk and worker, a new (run, chunk) row takes only the foreign key's share lock (`FOR KEY SHARE`), which neither
+ * the ledger's updates of the run's counts nor other pages wait on.
  */
 const ADD_RUN_ROWS = (run: string, from: string) => `
   INSERT INTO export_run_rows AS r (run_id, chunk_id, rows_inserted, rows_updated, rows_unchanged)
@@ -292,14 +294,16 @@ const MOVE_CHUNKS = `
 const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${AT_POSITION(MOVE_TO, 'c.')}`;
 
 /**
- * Moves the chunks of these pages to their checkpoints (`chunkMoves`) in one statement per run (a group writer's
- * pages are of one), in the caller's open transaction (the group writer's, after its COPY has ended and before its
- * COMMIT), and adds the rows of the chunks that move to their run.
+ * Moves the chunks of these pages, all of one run (a group writer's), to their checkpoints (`chunkMoves`) in one
+ * statement, in the caller's open transaction (the group writer's, after its COPY has ended and before its COMMIT),
+ * and adds the rows of the chunks that move to the run. One statement locks its chunks in id order: two of them
+ * cannot deadlock, where one per run in a transaction could.
  */
-export async function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'runId' | 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<void> {
-  for (const runId of new Set(loads.map((l) => l.runId))) {
-    await client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads.filter((l) => l.runId === runId))), runId]);
-  }
+export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'runId' | 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
+  const runId = loads[0]?.runId;
+  if (runId === undefined) return Promise.resolve();
+  if (loads.some((l) => l.runId !== runId)) throw new Error('moveChunks: the pages of one transaction must be of one run');
+  return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads)), runId]);
 }
 
 /**

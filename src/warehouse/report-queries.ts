@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, RunStatus } from './schema.ts';
+import { ROWS_FROM_PAGES } from './runs.ts';
 
 /** Transfers of one token on one UTC day. */
 export interface TokenDay {
@@ -91,7 +92,8 @@ export async function coveredSpans(db: Kysely<Database>): Promise<CoveredSpan[]>
 export async function latestRuns(db: Kysely<Database>, limit: number): Promise<RunRecord[]> {
   const rows = await db
     .selectFrom('export_runs')
-    .select(['id', 'chain_id', 'job', 'command', 'status', 'started_at', 'finished_at', 'rows_inserted', 'rows_updated', 'rows_unchanged', 'rows_removed', 'error'])
+    .select(['id', 'chain_id', 'job', 'command', 'status', 'started_at', 'finished_at', 'rows_removed', 'error'])
+    .select([ROWS_FROM_PAGES.rows_inserted.as('rows_inserted'), ROWS_FROM_PAGES.rows_updated.as('rows_updated'), ROWS_FROM_PAGES.rows_unchanged.as('rows_unchanged')])
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();

@@ -18,13 +18,16 @@ export function emptyTotals(): RunTotals {
 
 /**
  * A run's row counts as its committed pages added them (export_run_rows, migration 0010), exact whatever happened to
- * its process since; a run with none there (one from before, or with no page yet) keeps what its row says. Each
- * column named literally: the SQL scan of test/security.test.ts proves only literal references constant.
+ * its process since; a run with none there (one from before, or with no page yet) keeps what its row says. Never less
+ * than the row says: the sums only grow, and a write that waited for the row (another ledger's, a run's end) may hold
+ * an older sum than the one written meanwhile. Written by the ledger and when a run ends; read so by the report too,
+ * for pages committed after their run ended (a queued run failed while other tasks still wrote). Each column named
+ * literally: the SQL scan of test/security.test.ts proves only literal references constant.
  */
-const ROWS_FROM_PAGES = {
-  rows_inserted: sql<string>`coalesce((SELECT sum(p.rows_inserted) FROM export_run_rows p WHERE p.run_id = export_runs.id), export_runs.rows_inserted)`,
-  rows_updated: sql<string>`coalesce((SELECT sum(p.rows_updated) FROM export_run_rows p WHERE p.run_id = export_runs.id), export_runs.rows_updated)`,
-  rows_unchanged: sql<string>`coalesce((SELECT sum(p.rows_unchanged) FROM export_run_rows p WHERE p.run_id = export_runs.id), export_runs.rows_unchanged)`,
+export const ROWS_FROM_PAGES = {
+  rows_inserted: sql<string>`greatest(export_runs.rows_inserted, (SELECT sum(p.rows_inserted) FROM export_run_rows p WHERE p.run_id = export_runs.id))`,
+  rows_updated: sql<string>`greatest(export_runs.rows_updated, (SELECT sum(p.rows_updated) FROM export_run_rows p WHERE p.run_id = export_runs.id))`,
+  rows_unchanged: sql<string>`greatest(export_runs.rows_unchanged, (SELECT sum(p.rows_unchanged) FROM export_run_rows p WHERE p.run_id = export_runs.id))`,
 };
 
 /** Opens a row in the run ledger; resolves to the run id. */
