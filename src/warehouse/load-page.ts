@@ -114,15 +114,15 @@ const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') =
 };
 
 /**
- * Adds to run `run`'s rows of each chunk that `from` yields (`chunk, inserted, updated, unchanged`) in export_run_rows,
- * in the transaction that moves the chunk: what a run wrote is exact whenever its pages are committed, whatever
- * happens to its process afterwards. Only the chunk's writer holds its row's lock; of the run's row, shared by every
+ * Adds to run `run`'s rows in export_run_rows the counts of each chunk of the statement's `before` that moves (`rows`:
+ * its chunk and counts, as SQL), in the transaction that moves the chunk: what a run wrote is exact whenever its pages
+ * are committed, whatever happens to its process afterwards. Only the chunk's writer holds its row's lock; of the run's row, shared by every
  * chunk and worker, a new (run, chunk) row takes only the foreign key's share lock (`FOR KEY SHARE`), which neither
  * the ledger's updates of the run's counts nor other pages wait on.
  */
-const ADD_RUN_ROWS = (run: string, from: string) => `
+const ADD_RUN_ROWS = (run: string, rows: { chunk: string; inserted: string; updated: string; unchanged: string }) => `
   INSERT INTO export_run_rows AS r (run_id, chunk_id, rows_inserted, rows_updated, rows_unchanged)
-  SELECT ${run}, chunk, inserted, updated, unchanged FROM ${from}
+  SELECT ${run}, ${rows.chunk}, ${rows.inserted}, ${rows.updated}, ${rows.unchanged} FROM before WHERE NOT stays
   ON CONFLICT (run_id, chunk_id) DO UPDATE SET rows_inserted = r.rows_inserted + EXCLUDED.rows_inserted,
     rows_updated = r.rows_updated + EXCLUDED.rows_updated, rows_unchanged = r.rows_unchanged + EXCLUDED.rows_unchanged`;
 
@@ -140,7 +140,7 @@ const CHECKPOINT = `
     SET ${MOVE_SET({ ...POSITION, pages: '1', rows: '$5' }, 'c.')}
     FROM before WHERE c.id = $1
   )
-  ${ADD_RUN_ROWS('$8', '(SELECT $1::bigint AS chunk, $9::bigint AS inserted, $10::bigint AS updated, $11::bigint AS unchanged FROM before WHERE NOT stays) b')}`;
+  ${ADD_RUN_ROWS('$8', { chunk: '$1', inserted: '$9', updated: '$10', unchanged: '$11' })}`;
 
 // A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
 // of the page is the exporter's ($16); its rows count as unchanged in run $17
@@ -153,7 +153,7 @@ const CHECKPOINT_IF_HELD = `
     SET ${MOVE_SET({ ...HELD_POSITION, pages: '1', rows: '$13' }, 'c.')}
     FROM before WHERE c.id = $9
     RETURNING 1
-  ), counted AS (${ADD_RUN_ROWS('$17', '(SELECT $9::bigint AS chunk, 0::bigint AS inserted, 0::bigint AS updated, $13::bigint AS unchanged FROM before WHERE NOT stays) b')})
+  ), counted AS (${ADD_RUN_ROWS('$17', { chunk: '$9', inserted: '0', updated: '0', unchanged: '$13' })})
   SELECT EXISTS (SELECT 1 FROM moved) AS held`;
 
 // The settings of a connection while it loads pages (set once, reset when the chunk gives it back):
@@ -288,7 +288,7 @@ const MOVE_CHUNKS = `
     FROM moves m JOIN before b ON b.id = m.id
     WHERE c.id = m.id
   )
-  ${ADD_RUN_ROWS('$2', '(SELECT id AS chunk, rows AS inserted, 0::bigint AS updated, 0::bigint AS unchanged FROM before WHERE NOT stays) b')}`;
+  ${ADD_RUN_ROWS('$2', { chunk: 'id', inserted: 'rows', updated: '0', unchanged: '0' })}`;
 
 // How many chunks of `chunkMoves` are at the position it moves them to
 const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${AT_POSITION(MOVE_TO, 'c.')}`;
