@@ -36,7 +36,10 @@ export function registerExportCommands(program: Command): void {
         .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000)')
         .option('--concurrency <n>', 'chunks read at once (default 4)')
         .option('--header-batch-size <n>', 'headers asked per JSON-RPC POST, 1 to 1000 (default 100)')
-        .option('--commit-rows <n>', 'rows a first load commits at once (one COPY across pages), 1 to 1000000 (default 10000; 5000 for --source node)')
+        .option(
+          '--commit-rows <n>',
+          'rows a first load holds in its open transactions, shared by the chunks read at once (each COPYs its pages through a connection of its own), 1 to 1000000 (default 10000; 5000 for --source node)',
+        )
         .option('--source <kind>', "where to read: builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC: eth_getLogs)")
         .option('--chain <id>', 'the chain id the endpoint must serve (eth_chainId): 1 Ethereum (default), 10 OP Mainnet, 8453 Base, …')
         .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP)

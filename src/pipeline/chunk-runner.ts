@@ -5,7 +5,7 @@ import type { JobConfig } from '../config/job-schema.ts';
 import { jobSeries, type RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
-import { GROUP_MAX_AGE_MS, openCopyGroup } from '../warehouse/copy-group.ts';
+import { GROUP_MAX_AGE_MS } from '../warehouse/copy-group.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RangeState } from '../warehouse/ranges.ts';
 import { reconcileRanges } from '../warehouse/reconcile.ts';
@@ -74,8 +74,9 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   const totals = ledger.totals;
   const series = jobSeries(job);
   const headers = createHeaderQueue(deps, { job: job.name, runId, headers: work.headers, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
-  // every fresh chunk's pages go through one COPY, a transaction per `commitRows` rows (or per second)
-  const copyGroup = openCopyGroup(deps.warehouse, deps, { maxRows: job.commitRows, maxAgeMs: GROUP_MAX_AGE_MS });
+  // a fresh chunk's pages go through a COPY of its own; the run's open transactions hold `commitRows` rows at most
+  // between them (each commits at its share, or after a second), so memory does not grow with the chunks read at once
+  const grouping = { maxRows: Math.ceil(job.commitRows / work.concurrency), maxAgeMs: GROUP_MAX_AGE_MS };
   const stop = new AbortController();
   const outer = work.signal;
   const onOuter = () => stop.abort(outer?.reason);
@@ -93,7 +94,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
       async ({ range, chunk }, split) => {
         const started = deps.clock.now();
         await readChunk(
-          { ...deps, copyGroup },
+          { ...deps, grouping },
           { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
           { onPage: onCommittedPage(deps, { job: job.name, chainId: series.chain, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
         ).catch((err: unknown) => {
@@ -113,8 +114,6 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     throw err;
   } finally {
     outer?.removeEventListener('abort', onOuter);
-    // every chunk has committed its grouped pages by now: this gives the connection back
-    await copyGroup.close();
   }
   if (work.resumed) {
     const stored = await enrichRanges(deps, { job: job.name, runId, headers: work.headers, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });

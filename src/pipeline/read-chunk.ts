@@ -5,7 +5,7 @@ import type { Source } from '../source/source.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
-import type { CopyGroup } from '../warehouse/copy-group.ts';
+import { openCopyGroup, type CopyGroup, type GroupPolicy } from '../warehouse/copy-group.ts';
 import type { MergeCounts } from '../warehouse/load-page.ts';
 import { openPageWriter } from '../warehouse/page-writer.ts';
 import { decideFresh, dropPageKey, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
@@ -21,10 +21,11 @@ export interface ChunkDeps {
   /** Where the run's time goes (`--time-budget`): a page asked of the source counts as `api` until it is there. */
   budget?: TimeBudget;
   /**
-   * The run's writer of fresh pages (one COPY, a transaction per several pages): a fresh chunk's pages go there, and
-   * are announced (`ChunkEvents.onPage`) once committed. Without it, each page is its own transaction.
+   * When a fresh chunk's transaction commits: its pages go through a COPY of its own (`openCopyGroup`: one connection,
+   * one COPY across pages, a transaction per several pages) and are announced (`ChunkEvents.onPage`) once committed.
+   * Without it, each page is its own transaction.
    */
-  copyGroup?: CopyGroup;
+  grouping?: GroupPolicy;
 }
 
 /**
@@ -85,6 +86,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   if (chunk.fresh === null) await decideFresh(deps.warehouse.db, chunk, task.contract);
   // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
   const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });
+  // a COPY per chunk read at once: PostgreSQL loads on as many cores (one COPY for all the run's chunks kept it to one)
+  let group: CopyGroup | undefined = chunk.fresh && deps.grouping ? openCopyGroup(deps.warehouse, deps, deps.grouping) : undefined;
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   // the next page is fetched while this one loads: the API and PostgreSQL work at the same time
   const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
@@ -107,7 +110,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   let announceFailure: { error: unknown } | undefined;
   /** Waits until at most `left` grouped pages are unannounced, committing the group's transaction if they wait for it. */
   const announce = async (left: number) => {
-    if (unannounced.length > left) await deps.copyGroup?.flush();
+    if (unannounced.length > left) await group?.flush();
     while (unannounced.length > left) await unannounced.shift();
     if (announceFailure) throw announceFailure.error;
   };
@@ -174,9 +177,14 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         openRows: span.openRows,
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done, openKeys: span.next.openKeys },
       };
-      const grouped = chunk.fresh && deps.copyGroup ? await deps.copyGroup.add(load, { job: task.job, contract: task.contract, chunk }) : undefined;
+      const grouped = chunk.fresh && group ? await group.add(load, { job: task.job, contract: task.contract, chunk }) : undefined;
       // a page written on its own goes after every grouped page of the chunk is committed: its checkpoint is later
-      if (!grouped) await announce(0);
+      if (!grouped) {
+        await announce(0);
+        // a chunk found not fresh (a row of its blocks was there) stays so: the group's connection goes back
+        await group?.close();
+        group = undefined;
+      }
       const counts = grouped ? undefined : await writer.write(load);
       chunk.pageKey = page.nextPageKey ?? null;
       chunk.rows += page.transfers.length;
@@ -221,7 +229,13 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         if (!loopFailed) throw err;
       });
     } finally {
-      await writer.close();
+      try {
+        await group?.close().catch((err: unknown) => {
+          if (!loopFailed) throw err;
+        });
+      } finally {
+        await writer.close();
+      }
     }
   }
 }

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import type { Dataset } from '../src/dataset/types.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
+
+const OPTIONS = { seed: 11, blocks: 400, tokens: 4, transfers: 3000, startBlock: 2_000_000 };
+const PAGE_SIZE = 100;
+const COMMIT_ROWS = 800;
+const CONCURRENCY = 4;
+
+describe('a first load of several chunks', () => {
+  let dataset: Dataset;
+  let devnet: RunningDevnet;
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  beforeAll(async () => {
+    dataset = generateSyntheticDataset(OPTIONS);
+    devnet = await startDevnet(dataset);
+    target = await migratedWarehouse('first_load_copies');
+  });
+  afterAll(async () => {
+    await target.drop();
+    await devnet.close();
+  });
+
+  it('COPYs each chunk through a transaction of its own, side by side, each holding its share of commitRows', async () => {
+    const contracts = [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+    expect(contracts).toHaveLength(4);
+    const config = job(
+      'copies',
+      contracts.map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: OPTIONS.startBlock + OPTIONS.blocks - 1 })),
+      { pageSize: PAGE_SIZE, commitRows: COMMIT_ROWS, concurrency: CONCURRENCY },
+    );
+    await runExport(target.url, devnet.base, config);
+    expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+
+    // rows inserted by one transaction share its xmin
+    const { rows } = await sql<{ tx: string; contracts: number; rows: number }>`
+      SELECT xmin::text AS tx, count(DISTINCT contract_address)::int AS contracts, count(*)::int AS rows
+      FROM token_transfers GROUP BY xmin::text ORDER BY min(xmin::text::bigint)`.execute(target.warehouse.db);
+    expect(rows.every((r) => r.contracts === 1)).toBe(true);
+    // a transaction commits once it holds its chunk's share (800 / 4 rows), so never more than a page beyond it
+    const share = COMMIT_ROWS / CONCURRENCY;
+    expect(Math.max(...rows.map((r) => r.rows))).toBeLessThan(share + PAGE_SIZE);
+    expect(rows.filter((r) => r.rows >= share).length).toBeGreaterThan(0);
+    // the chunks were loaded at once: in the order the transactions began, their contracts take turns
+    const order = await sql<{ contract: string }>`
+      SELECT min(contract_address) AS contract FROM token_transfers GROUP BY xmin::text ORDER BY min(xmin::text::bigint)`.execute(target.warehouse.db);
+    const turns = order.rows.filter((r, i) => i > 0 && r.contract !== order.rows[i - 1]!.contract).length;
+    expect(turns).toBeGreaterThan(contracts.length);
+  });
+});
