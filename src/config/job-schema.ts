@@ -176,8 +176,8 @@ export const jobSchema = z
       commitRows: integer(1, 1_000_000, 'expected an integer from 1 to 1000000')
         .optional()
         .meta({
-          title: 'Rows per commit of a first load',
-          description: `Blocks the warehouse holds no transfer of yet are loaded through one COPY whose transaction commits every this many rows (or every second, whichever comes first), with each chunk's position: a crash or a kill re-reads at most what the open transaction held. 1 to 1000000. Fewer rows commit more often (each commit costs the load a little); blocks that hold rows already are merged a page at a time. Leave it out for the source's default: ${COMMIT_ROWS_DEFAULTS.builder} for "builder" (about 10 pages), ${COMMIT_ROWS_DEFAULTS.node} for "node" (an eth_getLogs answer holds up to 10,000 logs: about a transaction per answer, so fewer are held in memory until their commit).`,
+          title: 'Rows a first load commits at once',
+          description: `Blocks the warehouse holds no transfer of yet are loaded through a COPY per chunk read at once, each on a connection of its own; a chunk's transaction commits with its position once it holds its share of this many rows (this ÷ concurrency; a queued task's chunk: all of it) or after a second, whichever comes first, so it holds at most its share and one page more: a crash or a kill re-reads at most what the open transactions held. 1 to 1000000. Fewer rows commit more often (each commit costs the load a little); blocks that hold rows already are merged a page at a time. Leave it out for the source's default: ${COMMIT_ROWS_DEFAULTS.builder} for "builder" (about 10 pages), ${COMMIT_ROWS_DEFAULTS.node} for "node" (an eth_getLogs answer holds up to 10,000 logs: about a transaction per answer, so fewer are held in memory until their commit).`,
         }),
       finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
         .optional()

@@ -74,8 +74,8 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   const totals = ledger.totals;
   const series = jobSeries(job);
   const headers = createHeaderQueue(deps, { job: job.name, runId, headers: work.headers, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
-  // a fresh chunk's pages go through a COPY of its own; the run's open transactions hold `commitRows` rows at most
-  // between them (each commits at its share, or after a second), so memory does not grow with the chunks read at once
+  // a fresh chunk's pages go through a COPY of its own, committed once it holds its share of `commitRows` (at most the
+  // share and a page more) or after a second: the rows held do not grow with the chunks read at once
   const grouping = { maxRows: Math.ceil(job.commitRows / work.concurrency), maxAgeMs: GROUP_MAX_AGE_MS };
   const stop = new AbortController();
   const outer = work.signal;
