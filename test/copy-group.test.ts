@@ -300,6 +300,30 @@ describe('the group writer of fresh pages', () => {
     expect(await runCounts()).toEqual({ inserted: chain.transfers.length - 2, updated: 1, unchanged: 1 });
   });
 
+  it('a page that comes after its chunk was found not fresh (a page written again met a stored row) is merged, so rows its blocks no longer hold are recorded', async () => {
+    const [range] = await freshRanges();
+    const pages = pagesOf(range!, rowsOf(range!.contract), 50);
+    const [first, second] = [pages[0]!, pages[1]!];
+    const blocks = second.rows.map((r) => r.blockNumber);
+    const interior = { fromBlock: Math.min(...blocks), toBlock: Math.max(...blocks) };
+    // another job stored a row of the first page, and one in the second page's blocks that the chain no longer has
+    const ghost = { ...second.rows[0]!, transactionHash: `0x${'ab'.repeat(32)}` };
+    const client = await target.warehouse.pool.connect();
+    await copyTransfers(client, 'token_transfers', [first.rows[0]!, ghost], ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t9\t9');
+    client.release();
+    // the clock seals the first page's transaction, whose COPY fails on the stored row; the second page's add finds that out
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 20 });
+    const one = await group.add(first, scopeOf(range!));
+    await new Promise((r) => setTimeout(r, 300));
+    const two = await group.add({ ...second, interior }, scopeOf(range!));
+    await group.close();
+    expect(await one.committed).toEqual({ inserted: first.rows.length - 1, updated: 0, unchanged: 1 });
+    expect(await two.committed).toEqual({ inserted: second.rows.length, updated: 0, unchanged: 0 });
+    expect(range!.chunks[0]!.fresh).toBe(false);
+    const missing = await target.warehouse.db.selectFrom('export_missing').select(['transaction_hash', 'range_id']).execute();
+    expect(missing).toEqual([{ transaction_hash: ghost.transactionHash, range_id: range!.id }]);
+  });
+
   it('once a page cannot be written even on its own, refuses every later page, so no chunk moves past a page it lacks', async () => {
     const ranges = await freshRanges();
     const log = captureLogger();

@@ -257,6 +257,11 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
       pages: entries.length,
       err: (classifyPgError(cause) as Error)?.message ?? String(cause),
     });
+    await writeAlone(entries);
+  };
+
+  /** Pages written one at a time, each with its chunk's page writer (COPY while the chunk is fresh, else a merge). */
+  const writeAlone = async (entries: readonly Entry[]) => {
     let failure: { error: unknown } | undefined;
     for (const e of entries) {
       if (failure) {
@@ -288,6 +293,11 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         if (!open) {
           // the transaction its clock sealed may still be committing on the connection: the next BEGIN follows its COMMIT
           await settle();
+          // a page of the chunk written again just now met rows in its blocks: this page is merged too, not COPYed
+          if (!scope.chunk.fresh) {
+            await writeAlone([entry]);
+            return { committed };
+          }
           try {
             const c = await held.get();
             open = transaction(c, suffixOf(load), c.query('BEGIN'));
