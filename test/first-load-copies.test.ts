@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import type { Dataset } from '../src/dataset/types.ts';
-import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
-import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
-import { datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
+import { datasetTransfers, job, runExport, warehouseTransfers } from './helpers/exporter.ts';
+import { syntheticWorld } from './helpers/world.ts';
 
 const OPTIONS = { seed: 11, blocks: 400, tokens: 4, transfers: 3000, startBlock: 2_000_000 };
 const PAGE_SIZE = 100;
@@ -11,21 +9,11 @@ const COMMIT_ROWS = 800;
 const CONCURRENCY = 4;
 
 describe('a first load of several chunks', () => {
-  let dataset: Dataset;
-  let devnet: RunningDevnet;
-  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
-  beforeAll(async () => {
-    dataset = generateSyntheticDataset(OPTIONS);
-    devnet = await startDevnet(dataset);
-    target = await migratedWarehouse('first_load_copies');
-  });
-  afterAll(async () => {
-    await target.drop();
-    await devnet.close();
-  });
+  const world = syntheticWorld('first_load_copies', OPTIONS);
 
   it('COPYs each chunk through a transaction of its own, side by side, each holding its share of commitRows', async () => {
-    const contracts = [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+    const { dataset, devnet, target } = world;
+    const contracts = world.contracts();
     expect(contracts).toHaveLength(4);
     const config = job(
       'copies',
