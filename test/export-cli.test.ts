@@ -205,7 +205,22 @@ describe('a backfill killed mid-range', () => {
       const target = await migratedWarehouse(`cli_kill_${ttl}`);
       try {
         const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: `${slow.origin}/${SECRET_PROJECT}` };
-        const args = [BIN, 'backfill', ...contracts().flatMap((c) => ['--contract', c]), '--from', '500', '--to', '899', '--page-size', '40', '--concurrency', '2'];
+        const args = [
+          BIN,
+          'backfill',
+          ...contracts().flatMap((c) => ['--contract', c]),
+          '--from',
+          '500',
+          '--to',
+          '899',
+          '--page-size',
+          '40',
+          '--concurrency',
+          '2',
+          '--commit-rows',
+          '40',
+        ];
+        // a commit per page (each chunk's share of 40 rows): the kill finds chunks part-way, their page keys stored
         const child = spawn(process.execPath, args, { cwd: REPO_DIR, env });
         const done = collect(child, 120_000);
         // wait until a few pages are committed, then kill it without warning
@@ -220,9 +235,15 @@ describe('a backfill killed mid-range', () => {
         expect(committed.length).toBeGreaterThan(0);
         expect(committed.length).toBeLessThan(3000);
         // no committed position is ahead of its rows: every block above a chunk's resume point is complete
-        const chunks = await target.warehouse.pool.query<{ contract: string; from_block: string; to_block: string; resume_to_block: string | null; done: boolean }>(
-          'SELECT r.contract_address AS contract, c.from_block, c.to_block, c.resume_to_block, c.done FROM export_chunks c JOIN export_ranges r ON r.id = c.range_id',
-        );
+        const chunks = await target.warehouse.pool.query<{
+          contract: string;
+          from_block: string;
+          to_block: string;
+          resume_to_block: string | null;
+          done: boolean;
+          page_key: string | null;
+        }>('SELECT r.contract_address AS contract, c.from_block, c.to_block, c.resume_to_block, c.done, c.page_key FROM export_chunks c JOIN export_ranges r ON r.id = c.range_id');
+        expect(chunks.rows.some((c) => !c.done && c.page_key !== null)).toBe(true);
         const have = new Set(committed.map((t) => `${t.transactionHash}:${t.logIndex}`));
         for (const c of chunks.rows) {
           if (c.resume_to_block === null) continue;
