@@ -36,8 +36,8 @@ export interface GroupedPage {
  * Each chunk read at once has a group of its own (`readChunk`). Measured on a 2-core machine with PostgreSQL 15
  * (200,000 transfers): one COPY stream took 3.5–3.9 s of PostgreSQL CPU, where a transaction per page on four
  * connections took 6.0–6.3 s; and one group for all four chunks of a run kept PostgreSQL's COPY on one core: a
- * group per chunk loaded 1,000,000 transfers in 26.8–30.0 s against 36.2–37.4 s (the machine idle 3.8–4.8 core-seconds
- * of the load against 17–18).
+ * group per chunk loaded 1,000,000 transfers in 24.5–30.0 s against 32.9–37.4 s (the machine idle 3.2–4.8 core-seconds
+ * of the load against 15.0–17.9).
  *
  * A commit is not waited for: the end of the COPY, the checkpoints, `COMMIT`, `BEGIN` and the next COPY follow one
  * another on the connection while pages are already written into the next COPY (held until it starts), so PostgreSQL
