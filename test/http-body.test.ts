@@ -49,6 +49,22 @@ describe('HTTP bodies read chunk by chunk', () => {
     expect(answer).toEqual({ name: 'Ünïcödé Tøkên 名前 €', symbol: 'ASCII' });
   });
 
+  it("reads each element of a JSON-RPC answer's result as the call asks, in order, from a body in many chunks", async () => {
+    const logs = Array.from({ length: 3000 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${i.toString(16).padStart(64, '0')}` }));
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: logs }));
+    const pieces = [body.subarray(0, 1000), body.subarray(1000, 70_001), body.subarray(70_001)];
+    const http = client(await chunkedServer(pieces));
+    const read: number[] = [];
+    const answer = await http.postJson({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [] }, undefined, {
+      resultElement: (log, i) => {
+        read.push(i);
+        return Number((log as { data: string }).data);
+      },
+    });
+    expect(answer).toEqual({ jsonrpc: '2.0', id: 1, result: logs.map((_l, i) => i) });
+    expect(read).toEqual(logs.map((_l, i) => i));
+  });
+
   it('reads an all-ASCII body of many chunks whole, in order', async () => {
     const values = Array.from({ length: 2000 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
     const body = Buffer.from(JSON.stringify(values));

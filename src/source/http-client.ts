@@ -22,7 +22,7 @@ import type { RateLimiter } from '../common/rate-limiter.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
 import { collectBody, declaredLength } from './body-bytes.ts';
-import { parseJsonBody } from './json-body.ts';
+import { parseJsonBody, type ElementReader } from './json-body.ts';
 
 export interface HttpClientConfig {
   /** The longest one attempt may take, headers and body. */
@@ -61,6 +61,11 @@ export interface CallOptions {
    * again over fewer blocks, not repeated).
    */
   timeoutMs?: number;
+  /**
+   * Reads each element of the answer's `result` array as the body is parsed (`parseJsonBody`): an `eth_getLogs`
+   * answer's logs become rows group by group instead of all being parsed first. Must not throw.
+   */
+  resultElement?: ElementReader;
 }
 
 /** An attempt of a call with its own deadline (`CallOptions.timeoutMs`) got no complete answer in time. Not retried by the client. */
@@ -147,7 +152,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
       const answer = await readCapped(res.body, res.headers['content-length'], target);
-      return interpret(target, res.statusCode, res.headers, answer);
+      return interpret(target, res.statusCode, res.headers, answer, options.resultElement);
     } catch (err) {
       const failure = classify(err, target, controller.signal.aborted, timeoutMs);
       // a call with its own deadline is answered by the caller, not retried here
@@ -179,12 +184,12 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     return body;
   }
 
-  function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, body: Buffer[]): unknown {
+  function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, body: Buffer[], readResult?: ElementReader): unknown {
     let json: unknown;
     let parseError: string | undefined;
     let text: string | undefined;
     try {
-      json = budget.timeSync('parse', () => parseJsonBody(body));
+      json = budget.timeSync('parse', () => parseJsonBody(body, readResult));
     } catch {
       // what a person reads in an error: the body as it came, and the parser's words about it
       text = Buffer.concat(body).toString('utf8');

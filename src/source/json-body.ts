@@ -17,6 +17,12 @@ const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
+/**
+ * What each element of a JSON-RPC answer's `result` array becomes as it is parsed (`parseJsonBody`). It must not
+ * throw: a throw is taken for a body that does not parse.
+ */
+export type ElementReader = (value: unknown, index: number) => unknown;
+
 /** An array of the body to parse in groups: the offsets of its brackets and of the commas between its elements. */
 interface BigArray {
   start: number;
@@ -32,19 +38,40 @@ interface BigArray {
  * marker in their place that a random key makes impossible to forge. A body the scan cannot follow, or any part that
  * does not parse, is parsed whole instead, so a malformed body fails as `JSON.parse` fails on it.
  *
+ * With `readResult`, each element of the `result` array of a body that is a JSON object (a JSON-RPC answer) is
+ * replaced by what `readResult` makes of it, in order from index 0. A large `result` is read group by group as it is
+ * parsed: each group's parsed elements are garbage before the next group is parsed, where parsing it all first kept
+ * every element of the answer alive at once (an `eth_getLogs` answer of 10,000 logs is about 10 MB of objects).
+ * A body parsed more than once (a group that fails, then the whole) is read again from index 0.
+ *
  * @example parseJsonBody([Buffer.from('{"rows":[1,2,3]}')]) // → { rows: [1, 2, 3] }
+ * parseJsonBody([Buffer.from('{"id":1,"result":[1,2]}')], (v) => Number(v) * 10) // → { id: 1, result: [10, 20] }
  */
-export function parseJsonBody(chunks: readonly Buffer[]): unknown {
+export function parseJsonBody(chunks: readonly Buffer[], readResult?: ElementReader): unknown {
   let size = 0;
   for (const c of chunks) size += c.length;
-  if (size <= SPLIT_BYTES) return JSON.parse(jsonText(chunks));
+  if (size <= SPLIT_BYTES) return readResultElements(JSON.parse(jsonText(chunks)), readResult);
   const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
   const arrays = bigArrays(bytes);
   if (arrays?.length) {
-    const parsed = parseSplit(bytes, arrays);
+    const parsed = parseSplit(bytes, arrays, readResult);
     if (parsed.ok) return parsed.value;
   }
-  return JSON.parse(jsonText(chunks));
+  return readResultElements(JSON.parse(jsonText(chunks)), readResult);
+}
+
+/**
+ * A parsed body with each element of its `result` array (when it is an object with one) replaced by what `read`
+ * makes of it, in place: what `parseJsonBody` gives with `read` for a body it parsed whole. For a client that
+ * parses its bodies another way (a test's fake), so that it answers as `parseJsonBody` does.
+ *
+ * @example readResultElements({ id: 1, result: ['0x1'] }, (v) => Number(v)) // → { id: 1, result: [1] }
+ */
+export function readResultElements(value: unknown, read: ElementReader | undefined): unknown {
+  if (!read || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const result = (value as { result?: unknown }).result;
+  if (Array.isArray(result)) for (let i = 0; i < result.length; i++) result[i] = read(result[i], i);
+  return value;
 }
 
 /**
@@ -105,9 +132,8 @@ function stringEnd(bytes: Buffer, at: number): number {
   return -1;
 }
 
-function parseSplit(bytes: Buffer, arrays: readonly BigArray[]): { ok: true; value: unknown } | { ok: false } {
+function parseSplit(bytes: Buffer, arrays: readonly BigArray[], readResult: ElementReader | undefined): { ok: true; value: unknown } | { ok: false } {
   try {
-    const values = arrays.map((a) => parseArray(bytes, a));
     const marker = `\\u0000split:${randomBytes(12).toString('hex')}:`;
     const pieces: Buffer[] = [];
     let at = 0;
@@ -117,20 +143,33 @@ function parseSplit(bytes: Buffer, arrays: readonly BigArray[]): { ok: true; val
     }
     pieces.push(bytes.subarray(at));
     const prefix = `\u0000split:${marker.slice('\\u0000split:'.length)}`;
+    // the rest of the body first, so that where each array goes (the answer's `result` or elsewhere) is known
+    // before it is parsed; each array's place: the object that holds it and its key
+    const places: { holder: Record<string, unknown>; key: string }[] = [];
     let placed = 0;
-    const value = JSON.parse(jsonText(pieces), (_key, v: unknown) => {
-      if (typeof v !== 'string' || !v.startsWith(prefix)) return v;
-      placed++;
-      return values[Number(v.slice(prefix.length))];
+    const value: unknown = JSON.parse(jsonText(pieces), function (this: Record<string, unknown>, key: string, v: unknown) {
+      if (typeof v === 'string' && v.startsWith(prefix)) {
+        placed++;
+        places[Number(v.slice(prefix.length))] = { holder: this, key };
+      }
+      return v;
     });
-    return placed === arrays.length ? { ok: true, value } : { ok: false };
+    if (placed !== arrays.length) return { ok: false };
+    // the body is itself one large array (a batch): no `result` to read
+    if (typeof value === 'string') return arrays.length === 1 ? { ok: true, value: parseArray(bytes, arrays[0]!, undefined) } : { ok: false };
+    for (const [n, a] of arrays.entries()) {
+      const { holder, key } = places[n]!;
+      const isResult = holder === value && key === 'result' && !Array.isArray(value);
+      holder[key] = parseArray(bytes, a, isResult ? readResult : undefined);
+    }
+    return { ok: true, value };
   } catch {
     return { ok: false };
   }
 }
 
-/** An array's elements, parsed a group of about `SPLIT_BYTES` at a time. */
-function parseArray(bytes: Buffer, a: BigArray): unknown[] {
+/** An array's elements, parsed a group of about `SPLIT_BYTES` at a time, each given to `read` (when given) as its group is parsed. */
+function parseArray(bytes: Buffer, a: BigArray, read: ElementReader | undefined): unknown[] {
   const out: unknown[] = [];
   // the group's elements run from `from` to just before the comma that ends them
   let from = a.start + 1;
@@ -139,7 +178,8 @@ function parseArray(bytes: Buffer, a: BigArray): unknown[] {
     const to = bounds[k]!;
     if (to - from < SPLIT_BYTES / 2 && k < bounds.length - 1) continue;
     const group = JSON.parse(groupText(bytes, from, to)) as unknown[];
-    for (const v of group) out.push(v);
+    if (read) for (const v of group) out.push(read(v, out.length));
+    else for (const v of group) out.push(v);
     from = to + 1;
   }
   return out;

@@ -4,6 +4,7 @@ import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { BadResponseError, describeContext, HttpStatusError, ResponseTooLargeError, type ErrorContext } from './errors.ts';
 import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
 import { parseLogsRefusal, timeoutRefusal, type LogsRefusal } from './provider-errors.ts';
+import { readLogElement, type ReadLog } from './transfer-log.ts';
 
 /**
  * The single JSON-RPC calls of the node source (node-source.md, "Methods"): the chain id, the head, and one
@@ -103,7 +104,11 @@ export interface LogsCall {
   toBlock: number;
 }
 
-export type LogsOutcome = { logs: unknown } | { refusal: LogsRefusal };
+/**
+ * An answer's logs: the raw `result`, and, when the HTTP client read them as it parsed the answer, each log as
+ * `readLogElement` read it (the raw elements then left undefined: JSON has no such value), for `readLogsAnswer`.
+ */
+export type LogsOutcome = { logs: unknown; read?: ReadLog[] } | { refusal: LogsRefusal };
 
 /**
  * One `eth_getLogs` of the contracts' Transfer logs over `call`'s blocks, with `timeoutMs` to answer: the logs (the
@@ -120,15 +125,28 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
   counters.logsCalls = (counters.logsCalls ?? 0) + 1;
   let outcome: RpcOutcome | undefined;
   let refusal: LogsRefusal | undefined;
+  // each log read as the answer is parsed, so that an answer's raw logs are never all alive at once; an answer parsed
+  // again (a retried request, a body parsed a second way) is read again from its first log
+  let read: ReadLog[] = [];
+  const resultElement = (value: unknown, index: number): undefined => {
+    if (index === 0) read = [];
+    read[index] = readLogElement(value, index);
+    return undefined;
+  };
   try {
-    outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs });
+    outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs, resultElement });
   } catch (err) {
     // an answer too large to read is a refusal for size the node did not state: fewer blocks are asked
     if (err instanceof ResponseTooLargeError) refusal = { code: undefined, message: `an answer larger than the response size limit of ${err.limitBytes} bytes` };
     else if (err instanceof CallTimeoutError) refusal = timeoutRefusal(timeoutMs);
     else throw err;
   }
-  if (outcome !== undefined && 'result' in outcome) return { logs: outcome.result };
+  if (outcome !== undefined && 'result' in outcome) {
+    const logs = outcome.result;
+    // a client that does not read as it parses (CallOptions.resultElement) leaves the logs as they came
+    const readAsParsed = Array.isArray(logs) && read.length === logs.length && logs.every((l) => l === undefined);
+    return readAsParsed ? { logs, read } : { logs };
+  }
   if (outcome !== undefined) {
     refusal = parseLogsRefusal(outcome.error);
     if (refusal === undefined) throw rpcFailure(`eth_getLogs (${describeContext(context)})`, outcome.error);

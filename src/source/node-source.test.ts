@@ -9,6 +9,7 @@ import { bloomBits, createBloomBitsCache, TRANSFER_TOPIC, unpackBloomBits } from
 import { parseApiUrl } from '../config/api-url.ts';
 import { BadResponseError, HttpStatusError, PageKeyRejectedError, ResponseTooLargeError } from './errors.ts';
 import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
+import { readResultElements } from './json-body.ts';
 import { createNodeSource, type NodeSource, type NodeSourceDeps } from './node-source.ts';
 import type { PageQuery } from './source.ts';
 import { decodeDecimalsResult, decodeTextResult } from './token-metadata.ts';
@@ -117,6 +118,12 @@ interface Call {
   options?: CallOptions | undefined;
 }
 
+/** The answer with its `result` array (if any) copied, so that reading it in place leaves the one given untouched. */
+function copyResult(answer: unknown): unknown {
+  const result = (answer as { result?: unknown } | undefined)?.result;
+  return Array.isArray(result) ? { ...(answer as object), result: [...result] } : answer;
+}
+
 /** An HttpClient whose postJson is a JSON-RPC node serving `chain`. */
 function fakeNode(chain: Chain, behaviour: NodeBehaviour = {}) {
   const counters = createSourceCounters();
@@ -166,7 +173,8 @@ function fakeNode(chain: Chain, behaviour: NodeBehaviour = {}) {
     },
     async postJson(body, _context, options) {
       counters.rpcPosts++;
-      if (!Array.isArray(body)) return answerOne(body as never, options);
+      // read as the HTTP client reads an answer it parses (CallOptions.resultElement), in a copy: answers may be shared
+      if (!Array.isArray(body)) return readResultElements(copyResult(answerOne(body as never, options)), options?.resultElement);
       if (behaviour.batchLimit !== undefined && body.length > behaviour.batchLimit) {
         throw new HttpStatusError('batch too large', 'POST node', { status: 400, apiCode: -32600, apiMessage: `batch too large (at most ${behaviour.batchLimit})` });
       }

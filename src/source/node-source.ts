@@ -17,7 +17,7 @@ import type { LogsRefusal } from './provider-errors.ts';
 import { blockNumber, chainIdOnce, getTransferLogs } from './node-rpc.ts';
 import type { PageQuery, SkippedLogCounts, Source, SourceChecks } from './source.ts';
 import { readTokenMetadata } from './token-metadata.ts';
-import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type SkippedLog, type TransferLog } from './transfer-log.ts';
+import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type ReadLog, type SkippedLog, type TransferLog } from './transfer-log.ts';
 import { createLogsGroups, type Member, memberKey } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
 
@@ -284,9 +284,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     found.catch(() => undefined); // each share handles it
     groups.share(members.slice(1), top, (m) => found.then((slices) => slices.get(m.contract) ?? Promise.reject(new Error('asked alone'))));
     try {
-      const result = await callLogs();
+      const { logs: result, read } = await callLogs();
       const contracts = contractsOf();
-      const answer = budget.timeSync('parse', () => readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top }));
+      const answer = budget.timeSync('parse', () => readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top }, read));
       ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
       ranges.answered(contracts, top - from + 1, logsPerContract(answer));
       const removed = answer.removed[0];
@@ -320,12 +320,12 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       throw err;
     }
 
-    async function callLogs(): Promise<unknown> {
+    async function callLogs(): Promise<{ logs: unknown; read?: ReadLog[] }> {
       for (;;) {
         groups.issued(members, top, from);
         const contracts = contractsOf();
         const outcome = await getTransferLogs(http, { contracts, fromBlock: from, toBlock: top }, rpcTimeoutMs);
-        if ('logs' in outcome) return outcome.logs;
+        if ('logs' in outcome) return outcome;
         const decision = afterRefusal(range, { fromBlock: from, toBlock: top, contracts }, topAnchored(outcome.refusal, from, top));
         deps.logger?.debug({
           msg: 'eth_getLogs refused; asking again',

@@ -8,7 +8,17 @@ import { TRANSFER_KEYS, type TransferRecord } from '../dataset/types.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { BadResponseError } from './errors.ts';
 import { a, h } from './test-rows.ts';
-import { blockTimestampOf, type LogReading, logTimestampProblem, readLogsAnswer, readTransferLog, type TransferLog, withBlockTimestamp } from './transfer-log.ts';
+import {
+  blockTimestampOf,
+  type LogReading,
+  type LogsQuery,
+  logTimestampProblem,
+  readLogElement,
+  readLogsAnswer,
+  readTransferLog,
+  type TransferLog,
+  withBlockTimestamp,
+} from './transfer-log.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
 const topicOf = (address: string) => `0x${'0'.repeat(24)}${address.slice(2)}`;
@@ -41,14 +51,29 @@ function problemsOf(raw: unknown): string[] {
   return problems;
 }
 
+/** The problems of a refused answer, the same whether its logs are read here or were read one by one as it was parsed. */
 function answerProblems(result: unknown, query = { contracts: [USDC], fromBlock: 17_000_000, toBlock: 17_000_099 }): string[] {
-  try {
-    readLogsAnswer(result, query);
-  } catch (err) {
-    expect(err).toBeInstanceOf(BadResponseError);
-    return [...(err as BadResponseError).problems];
-  }
-  throw new Error('the answer was accepted');
+  const problems = (read?: () => void) => {
+    try {
+      read ? read() : readLogsAnswer(result, query);
+    } catch (err) {
+      expect(err).toBeInstanceOf(BadResponseError);
+      return [...(err as BadResponseError).problems];
+    }
+    throw new Error('the answer was accepted');
+  };
+  const here = problems();
+  if (Array.isArray(result)) expect(problems(() => readAsParsed(result, query))).toEqual(here);
+  return here;
+}
+
+/** `readLogsAnswer` of the answer as the node source reads it: each log read as the HTTP client parsed it, the raw ones gone. */
+function readAsParsed(result: unknown[], query: LogsQuery) {
+  return readLogsAnswer(
+    result.map(() => undefined),
+    query,
+    result.map((raw, i) => readLogElement(raw, i)),
+  );
 }
 
 const lines = (file: string) =>
@@ -258,6 +283,15 @@ describe('readLogsAnswer', () => {
     expect(answer.skipped).toEqual([expect.objectContaining({ skipped: 'erc721', blockNumber: 17_000_000, logIndex: 2 })]);
     expect(answer.removed).toEqual([expect.objectContaining({ kind: 'removed', blockNumber: 17_000_001, logIndex: 0 })]);
     expect(readLogsAnswer([], { contracts: [USDC], fromBlock: 1, toBlock: 1 })).toEqual({ transfers: [], skipped: [], removed: [] });
+  });
+
+  it('reads an answer the same from its logs read one by one as the HTTP client parsed them', () => {
+    const logs = [at(17_000_000, 1), at(17_000_000, 2, { topics: [TRANSFER_TOPIC, topicOf(a('1')), topicOf(a('2')), word(7n)], data: '0x' }), at(17_000_002, 0)];
+    const query = { contracts: [USDC], fromBlock: 17_000_000, toBlock: 17_000_099 };
+    const answer = readAsParsed(logs, query);
+    expect(answer).toEqual(readLogsAnswer(logs, query));
+    expect(answer.transfers).toHaveLength(2);
+    expect(() => readLogsAnswer([undefined], query, [])).toThrow(/0 logs read for a result of 1/);
   });
 
   it('refuses logs out of chain order, twice, or of a contract or block not asked for', () => {

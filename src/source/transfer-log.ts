@@ -156,6 +156,20 @@ export function readTransferLog(raw: unknown, problems: string[], index?: number
   return { kind: 'skipped', skipped: topics.length === 4 ? 'erc721' : 'other', ...place };
 }
 
+/** A log of an answer read on its own (`readLogElement`): its reading, or the problems that make it unreadable. */
+export type ReadLog = LogReading | { kind: 'unreadable'; problems: string[] };
+
+/**
+ * `readTransferLog` of the answer's log at `index`, as a value: what the HTTP client makes of each log as it parses
+ * an answer (`CallOptions.resultElement`), for `readLogsAnswer`. Never throws.
+ *
+ * @example readLogElement({ address: 7 }, 3) // → { kind: 'unreadable', problems: ['result[3], address: expected a 0x address …', …] }
+ */
+export function readLogElement(raw: unknown, index: number): ReadLog {
+  const problems: string[] = [];
+  return readTransferLog(raw, problems, index) ?? { kind: 'unreadable', problems };
+}
+
 /** What an `eth_getLogs` call asked for. */
 export interface LogsQuery {
   contracts: readonly string[];
@@ -178,12 +192,13 @@ export interface LogsAnswer {
  * log twice is out of order), and the logs of one block agreeing on its hash and time, by the project's one rule
  * for rows of a block (`disagreeingFields`): each log's hash against the log before it, its own `blockTimestamp`
  * (where it has one) against the first of the block that had one. Logs with `removed: true` are checked for
- * contract and range only. Throws one `BadResponseError` listing every problem.
+ * contract and range only. Throws one `BadResponseError` listing every problem. `read`: the result's logs already
+ * read one by one (`readLogElement`, as the HTTP client parsed them), one for each element of `result`.
  *
  * @example readLogsAnswer(result, { contracts: ['0xa0b8…'], fromBlock: 17000000, toBlock: 17000099 })
  * // → { transfers: [{ kind: 'transfer', transfer: { … }, logTimestamp: undefined }, …], skipped: [], removed: [] }
  */
-export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
+export function readLogsAnswer(result: unknown, query: LogsQuery, read?: readonly ReadLog[]): LogsAnswer {
   // each contract's text once: rows of the answer share it (and a block's logs share their block's hash) rather than each keep a copy
   const asked = new Map(query.contracts.map((c) => [c.toLowerCase(), c.toLowerCase()]));
   const blocks = query.fromBlock === query.toBlock ? `block ${query.fromBlock}` : `blocks ${query.fromBlock}–${query.toBlock}`;
@@ -201,9 +216,13 @@ export function readLogsAnswer(result: unknown, query: LogsQuery): LogsAnswer {
   const seen: BlockSighting = { hash: '', number: 0, timestamp: '' };
   // this log's block, reused from log to log (a million logs a minute pass here)
   const row = { blockHash: '', blockNumber: 0, blockTimestamp: '' };
+  if (read !== undefined && read.length !== result.length) throw new Error(`readLogsAnswer: ${read.length} logs read for a result of ${result.length}`);
   for (let i = 0; i < result.length; i++) {
-    const reading = readTransferLog(result[i], problems, i);
-    if (reading === undefined) continue;
+    const reading = read ? read[i]! : readLogElement(result[i], i);
+    if (reading.kind === 'unreadable') {
+      for (const p of reading.problems) problems.push(p);
+      continue;
+    }
     const place = reading.kind === 'transfer' ? reading.transfer : reading;
     const contract = reading.kind === 'transfer' ? reading.transfer.contractAddress : reading.contract;
     const { blockNumber: block, logIndex, blockHash } = place;
