@@ -36,7 +36,9 @@ export function createSendBuffers(keep = 8): SendBuffers {
   const free: ArrayBuffer[] = [];
   return {
     take(size) {
-      const i = free.findIndex((a) => a.byteLength >= size);
+      // the smallest that fits: a header batch's 100 KB does not take the memory of a 6 MB eth_getLogs answer
+      let i = -1;
+      for (let k = 0; k < free.length; k++) if (free[k]!.byteLength >= size && (i < 0 || free[k]!.byteLength < free[i]!.byteLength)) i = k;
       const memory = i >= 0 ? free.splice(i, 1)[0]! : new ArrayBuffer(Math.ceil(Math.max(size, 1) / 65_536) * 65_536);
       return Buffer.from(memory, 0, size);
     },
@@ -60,6 +62,19 @@ export function pageBytes(page: { head: string; rows: readonly string[] }, buffe
   let at = bytes.write(page.head, 0, 'utf8');
   for (const part of page.rows) at += bytes.write(part, at, 'latin1');
   bytes[at] = 0x7d; // }
+  return bytes;
+}
+
+/**
+ * A JSON value's UTF-8 bytes, written into memory `buffers` gives: a JSON-RPC answer of 10,000 logs is about 6 MB,
+ * and `Buffer.from` of its text (a buffer made anew) took about ten times as long as writing it into memory used before.
+ *
+ * @example jsonBytes({ id: 1, result: '0x1' }, buffers).toString() // → '{"id":1,"result":"0x1"}'
+ */
+export function jsonBytes(value: unknown, buffers: SendBuffers): Buffer {
+  const text = JSON.stringify(value);
+  const bytes = buffers.take(Buffer.byteLength(text, 'utf8'));
+  bytes.write(text, 0, 'utf8');
   return bytes;
 }
 

@@ -5,7 +5,7 @@ import type { Clock } from '../common/clock.ts';
 import type { ChainStore } from './chain-store.ts';
 import { createFaults, type FaultOptions } from './faults.ts';
 import type { LogsLimits } from './logs-limit-errors.ts';
-import { createSendBuffers, pageBytes, readBody, sendJson, type Cut } from './http-io.ts';
+import { createSendBuffers, jsonBytes, pageBytes, readBody, sendJson, type Cut } from './http-io.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { RPC_ERRORS, rpcErrorBody } from './rpc-errors.ts';
 import { handleRpcBody } from './rpc-handler.ts';
@@ -171,7 +171,8 @@ export function createDevnet({ config, logger, clock, chain, random }: DevnetDep
       }
       const corrupted = corruptor.rpc(body, outcome.body);
       if (corrupted) return sendCorrupted(res, corrupted, cut);
-      return sendJson(res, outcome.status, outcome.body, {}, cut);
+      const answer = jsonBytes(outcome.body, sendBuffers);
+      return sendJson(res, outcome.status, answer, {}, cut, () => sendBuffers.give(answer));
     }
     if (cut) stats.countError(cut);
     const outcome = handleTransfers(url.searchParams, chain, {

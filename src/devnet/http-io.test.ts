@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { createSendBuffers, jsonBytes } from './http-io.ts';
+
+describe('send buffers', () => {
+  it('writes a JSON value as the UTF-8 of its text, non-ASCII included, in memory used again once given back', () => {
+    const buffers = createSendBuffers();
+    const value = { jsonrpc: '2.0', id: 1, result: [{ name: 'Éther ✓ 🦄', n: 1 }, null, '0x1'] };
+    const first = jsonBytes(value, buffers);
+    expect(first.equals(Buffer.from(JSON.stringify(value), 'utf8'))).toBe(true);
+    buffers.give(first);
+    const second = jsonBytes({ id: 2 }, buffers);
+    expect(second.toString('utf8')).toBe('{"id":2}');
+    expect(second.buffer).toBe(first.buffer);
+  });
+
+  it('gives the smallest free buffer that fits, so a small body does not take a large one', () => {
+    const buffers = createSendBuffers();
+    const large = buffers.take(6_000_000);
+    const small = buffers.take(100_000);
+    buffers.give(large);
+    buffers.give(small);
+    expect(buffers.take(90_000).buffer).toBe(small.buffer);
+    expect(buffers.take(5_000_000).buffer).toBe(large.buffer);
+    // none free fits: new memory
+    const fresh = buffers.take(10);
+    expect(fresh.buffer).not.toBe(small.buffer);
+    expect(fresh.buffer).not.toBe(large.buffer);
+  });
+});
