@@ -14,6 +14,9 @@ export interface Warehouse {
 // BIGINT and NUMERIC come back as text: exact, and never squeezed through a JS number.
 const TEXT = (value: string) => value;
 
+/** How long a warehouse connection may be idle before the kernel starts probing whether its server is still there. */
+export const KEEPALIVE_IDLE_MS = 30_000;
+
 /**
  * Opens the warehouse: a pg pool and kysely over it. BIGINT (20), NUMERIC (1700) and BIGINT[] stay text.
  *
@@ -32,6 +35,12 @@ export function createWarehouse(options: { databaseUrl: string; logger: Logger; 
     application_name: options.applicationName ?? 'erc20-etl',
     types: types as pg.CustomTypesConfig,
     connectionTimeoutMillis: 15_000,
+    // a server or network that vanishes without closing the connection (a host that died, a NAT or firewall that
+    // dropped an idle flow) would leave a query waiting for its answer forever: the kernel probes an idle
+    // connection after this long and fails it when the probes go unanswered (about 11 more minutes with Linux's
+    // default interval and count), so the statement fails as a lost connection and the run's retry policy decides
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
   });
   pool.on('error', (err) => options.logger.warn({ msg: 'idle PostgreSQL connection failed', err: err.message }));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
