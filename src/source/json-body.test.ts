@@ -148,6 +148,19 @@ describe('parseJsonBody', () => {
       expect(parseJsonBody(chunked(body, 4093), tag)).toEqual(value);
     }
     expect(parseJsonBody([Buffer.from('{"result":7}')], tag)).toEqual({ result: 7 });
+    // a small `result` in a body made large by another array is read too
+    const beside = { id: 3, result: ['0x1', '0x2'], other: Array.from({ length: 3000 }, (_, i) => row(i)) };
+    expect(parseJsonBody(chunked(Buffer.from(JSON.stringify(beside), 'utf8'), 4093), tag)).toEqual({ ...beside, result: beside.result.map(tag) });
+  });
+
+  it('refuses an array that ends in a comma where a group ends, as JSON.parse does', () => {
+    const long = (c: string) => JSON.stringify(c.repeat(40_000));
+    for (const end of [',]', ', ]', ',\n]']) {
+      const body = Buffer.from(`{"id":1,"result":[${long('a')},${long('b')}${end}}`, 'utf8');
+      expect(whole(body)).toEqual({ error: 'SyntaxError' });
+      expect(split([body])).toEqual({ error: 'SyntaxError' });
+      expect(() => parseJsonBody([body], (v) => v)).toThrow(SyntaxError);
+    }
   });
 
   it('reads a large result group by group as it is parsed, not after the whole of it is parsed', () => {

@@ -18,8 +18,8 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
 /**
- * What each element of a JSON-RPC answer's `result` array becomes as it is parsed (`parseJsonBody`). It must not
- * throw: a throw is taken for a body that does not parse.
+ * What each element of a JSON-RPC answer's `result` array becomes as it is parsed (`parseJsonBody`). It should not
+ * throw: `parseJsonBody` then throws too, and the HTTP client parses the body again without it (the answer unread).
  */
 export type ElementReader = (value: unknown, index: number) => unknown;
 
@@ -157,27 +157,37 @@ function parseSplit(bytes: Buffer, arrays: readonly BigArray[], readResult: Elem
     if (placed !== arrays.length) return { ok: false };
     // the body is itself one large array (a batch): no `result` to read
     if (typeof value === 'string') return arrays.length === 1 ? { ok: true, value: parseArray(bytes, arrays[0]!, undefined) } : { ok: false };
+    let resultRead = false;
     for (const [n, a] of arrays.entries()) {
       const { holder, key } = places[n]!;
       const isResult = holder === value && key === 'result' && !Array.isArray(value);
+      resultRead ||= isResult;
       holder[key] = parseArray(bytes, a, isResult ? readResult : undefined);
     }
-    return { ok: true, value };
+    // a `result` small enough to be parsed with the rest of the body (another array made the body large)
+    return { ok: true, value: resultRead ? value : readResultElements(value, readResult) };
   } catch {
     return { ok: false };
   }
 }
 
-/** An array's elements, parsed a group of about `SPLIT_BYTES` at a time, each given to `read` (when given) as its group is parsed. */
+/**
+ * An array's elements, parsed a group of about `SPLIT_BYTES` at a time, each given to `read` (when given) as its group
+ * is parsed. A group must hold one element more than the commas between them: a group of none (`, ,` or `,]` at its
+ * edge, which `JSON.parse` of the group alone would take for an empty array) throws, as the whole body would.
+ */
 function parseArray(bytes: Buffer, a: BigArray, read: ElementReader | undefined): unknown[] {
   const out: unknown[] = [];
-  // the group's elements run from `from` to just before the comma that ends them
+  // the group's elements run from `from` to just before the comma that ends them; `first`: the bound it began at
   let from = a.start + 1;
+  let first = 0;
   const bounds = [...a.commas, a.end];
   for (let k = 0; k < bounds.length; k++) {
     const to = bounds[k]!;
     if (to - from < SPLIT_BYTES / 2 && k < bounds.length - 1) continue;
     const group = JSON.parse(groupText(bytes, from, to)) as unknown[];
+    if (group.length !== k - first + 1) throw new SyntaxError(`an element missing between the commas of an array, at byte ${from}`);
+    first = k + 1;
     if (read) for (const v of group) out.push(read(v, out.length));
     else for (const v of group) out.push(v);
     from = to + 1;
