@@ -59,7 +59,7 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
         endpoint: options.api,
         logger,
         clock,
-        progress: createProgress({ tty: options.tty, logger, job: job.name, ...(options.terminal && { terminal: options.terminal }) }),
+        progress: await createProgress({ tty: options.tty, logger, job: job.name, ...(options.terminal && { terminal: options.terminal }) }),
         ...(options.metrics && { metrics: options.metrics }),
         ...(options.budget && { budget: options.budget }),
         stop: stop.signal,

@@ -1,4 +1,4 @@
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import type { TerminalLines } from '../common/logger.ts';
 import type { Progress } from '../pipeline/progress.ts';
@@ -9,13 +9,14 @@ const ERASE_BELOW = '\x1b[0J';
 /**
  * A bar per contract on a terminal (blocks covered, rows, rows/s, ETA), with the log's lines (`terminal`)
  * printed above the bars while they are drawn; elsewhere a JSON log line per contract every `everyMs`, so
- * cron mail and log collectors get facts, not escape codes.
+ * cron mail and log collectors get facts, not escape codes. The bars' library is loaded only for a terminal.
  */
-export function createProgress(options: { tty: boolean; logger: Logger; job: string; terminal?: TerminalLines; everyMs?: number; now?: () => number }): Progress {
+export async function createProgress(options: { tty: boolean; logger: Logger; job: string; terminal?: TerminalLines; everyMs?: number; now?: () => number }): Promise<Progress> {
   const now = options.now ?? (() => performance.now());
   const state = new Map<string, { label: string; total: number; blocks: number; rows: number; started: number; loggedAt: number }>();
   if (options.tty) {
-    const bars = new cliProgress.MultiBar(
+    const { default: library } = await import('cli-progress');
+    const bars = new library.MultiBar(
       {
         format: ' {label} |{bar}| {percentage}% blocks | {rows} rows | {rate} rows/s | ETA {eta_formatted}',
         hideCursor: true,
@@ -24,7 +25,7 @@ export function createProgress(options: { tty: boolean; logger: Logger; job: str
         forceRedraw: true,
         stream: process.stderr,
       },
-      cliProgress.Presets.shades_classic,
+      library.Presets.shades_classic,
     );
     const byContract = new Map<string, cliProgress.SingleBar>();
     // printed where the bars were (erase below the cursor first: a line of several lines would leave bits of bars), then the bars again

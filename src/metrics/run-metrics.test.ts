@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createRunMetrics, jobSeries } from './run-metrics.ts';
+import { jobSeries } from './job-series.ts';
+import { createRunMetrics } from './run-metrics.ts';
 
 const CONTRACT = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
 

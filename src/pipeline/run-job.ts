@@ -1,7 +1,7 @@
 import { NO_BUDGET } from '../common/time-budget.ts';
 import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import type { ApiEndpoint } from '../config/api-url.ts';
-import { jobSeries } from '../metrics/run-metrics.ts';
+import { jobSeries } from '../metrics/job-series.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
