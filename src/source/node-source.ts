@@ -88,6 +88,8 @@ const ALONE_REMEMBERED = 1_024;
 interface BlockFacts {
   number: number;
   time: string;
+  /** `time` in seconds, to compare with a log's own `blockTimestamp` without parsing `time` again for every log. */
+  seconds: number;
   bloom: Uint8Array;
 }
 
@@ -170,7 +172,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     unknown = unknown.filter((hash) => {
       const header = stored.get(hash);
       if (header === undefined || header.number !== blocks.get(hash)) return true;
-      const facts = { number: header.number, time: new Date(Number(header.seconds) * 1000).toISOString(), bloom: bloomBytes(header.logsBloom) };
+      const time = new Date(Number(header.seconds) * 1000).toISOString();
+      const facts = { number: header.number, time, seconds: Date.parse(time) / 1000, bloom: bloomBytes(header.logsBloom) };
       rememberFacts(hash, facts);
       into?.set(hash, facts);
       return false;
@@ -395,7 +398,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       }
       // a malformed time fails here, as any malformed field
       const checked = checks.checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract] });
-      const facts: BlockFacts = { number, time: time!, bloom: bloomBytes(checked.header.logsBloom!) };
+      const facts: BlockFacts = { number, time: time!, seconds: Date.parse(time!) / 1000, bloom: bloomBytes(checked.header.logsBloom!) };
       rememberFacts(hash, facts);
       known.set(hash, facts);
     }
@@ -407,8 +410,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       const log = logs[i]!;
       const t = log.transfer;
       const block = known.get(t.blockHash)!;
-      const timeProblem = logTimestampProblem(log, block.time);
-      if (timeProblem) problems.push(timeProblem);
+      // the log's own time, where it has one, against its header's (the problem's text made only when they differ)
+      if (log.logTimestamp !== undefined && log.logTimestamp !== block.seconds) problems.push(logTimestampProblem(log, block.time)!);
       const missing = missingFromBloom(block.bloom, t, bloomBits, held === block && t.contractAddress === contract);
       if (missing === undefined || missing === 'from topic' || missing === 'to topic') held = block;
       if (missing) {
