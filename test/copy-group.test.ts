@@ -506,6 +506,29 @@ describe('the group writer of fresh pages', () => {
       }
     });
 
+    it('asks whether the warehouse holds a page with a statement prepared once per connection, and again finds it held', async () => {
+      const [range] = await freshRanges();
+      const [page] = pagesOf(range!, rowsOf(range!.contract), 50);
+      const chunkId = range!.chunks[0]!.id;
+      const start = await positionOf(chunkId);
+      const blocks = page!.rows.map((r) => r.blockNumber);
+      const load: PageLoad = { ...page!, mode: 'merge', interior: { fromBlock: Math.min(...blocks), toBlock: Math.max(...blocks) } };
+      const client = await target.warehouse.pool.connect();
+      const prepared = async () =>
+        (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%WITH warehouse AS%'`)).rows[0]!.n;
+      try {
+        expect(await loadPage(client, { ...load, mode: 'copy' })).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
+        for (let i = 0; i < 3; i++) {
+          await putBack(chunkId, start);
+          expect(await loadPage(client, load)).toEqual({ inserted: 0, updated: 0, unchanged: page!.rows.length });
+          expect(await prepared()).toBe(1);
+        }
+        expect(await positionOf(chunkId)).toMatchObject({ pages: 1, page_key: page!.checkpoint.pageKey });
+      } finally {
+        client.release();
+      }
+    });
+
     it("two transactions moving one chunk over the same pages at once (the group writer's statement) count them once in its run", async () => {
       const [range] = await freshRanges();
       const pages = pagesOf(range!, rowsOf(range!.contract), 50).slice(0, 2);
