@@ -32,7 +32,7 @@ describe('warehouse connections', () => {
   const warehouse = createWarehouse({ databaseUrl: serverUrl, logger: pino({ level: 'silent' }), maxConnections: 2 });
   afterAll(() => warehouse.close());
 
-  it('have the kernel probe an idle connection, so a server that vanished without closing it fails a waiting query', async () => {
+  it('have the kernel probe them when idle (TCP keepalive), as a plain connection is not', async () => {
     const held = await warehouse.pool.connect();
     const plain = new pg.Client({ connectionString: serverUrl });
     await plain.connect();

@@ -63,7 +63,7 @@ export interface CallOptions {
   timeoutMs?: number;
   /**
    * Reads each element of the answer's `result` array as the body is parsed (`parseJsonBody`): an `eth_getLogs`
-   * answer's logs become rows group by group instead of all being parsed first. Must not throw.
+   * answer's logs become rows group by group instead of all being parsed first. See `ElementReader` for a reader that throws.
    */
   resultElement?: ElementReader;
 }

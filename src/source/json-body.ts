@@ -160,7 +160,7 @@ function parseSplit(bytes: Buffer, arrays: readonly BigArray[], readResult: Elem
     let resultRead = false;
     for (const [n, a] of arrays.entries()) {
       const { holder, key } = places[n]!;
-      const isResult = holder === value && key === 'result' && !Array.isArray(value);
+      const isResult = holder === value && key === 'result';
       resultRead ||= isResult;
       holder[key] = parseArray(bytes, a, isResult ? readResult : undefined);
     }

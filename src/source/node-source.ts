@@ -172,8 +172,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     unknown = unknown.filter((hash) => {
       const header = stored.get(hash);
       if (header === undefined || header.number !== blocks.get(hash)) return true;
-      const time = new Date(Number(header.seconds) * 1000).toISOString();
-      const facts = { number: header.number, time, seconds: Date.parse(time) / 1000, bloom: bloomBytes(header.logsBloom) };
+      const seconds = Number(header.seconds);
+      const facts = { number: header.number, time: new Date(seconds * 1000).toISOString(), seconds, bloom: bloomBytes(header.logsBloom) };
       rememberFacts(hash, facts);
       into?.set(hash, facts);
       return false;
