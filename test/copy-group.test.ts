@@ -416,6 +416,78 @@ describe('the group writer of fresh pages', () => {
     }
   });
 
+  /**
+   * `pool`, whose question after a lost COMMIT answer (does each chunk stand where the transaction moved it?) fails
+   * every time, as when the server is still starting up after a crash.
+   */
+  const unreadableAfterCommit = (pool: pg.Pool): pg.Pool => {
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) =>
+      typeof args[0] === 'string' && args[0].includes('FROM export_chunks c JOIN jsonb_to_recordset')
+        ? Promise.reject(Object.assign(new Error('the database system is starting up'), { code: '57P03' }))
+        : query(...args);
+    return pool;
+  };
+  /** A clock whose waits end at once: the writers' retries are tried through without waiting. */
+  const hurried = { now: () => Date.now(), sleep: () => Promise.resolve() };
+
+  it('when a COMMIT’s answer was lost and the warehouse cannot tell whether it committed, writes nothing again and fails its pages and the later ones, saying to run again', async () => {
+    const ranges = await freshRanges();
+    const pool = unreadableAfterCommit(poolLosingFirstCommitAnswer(target.url));
+    try {
+      // three pages of 50 take the first transaction past 120 rows: its COMMIT is the one whose answer is lost
+      const group = openCopyGroup({ ...target.warehouse, pool }, { logger: quiet, clock: hurried }, { maxRows: 120, maxAgeMs: 60_000 });
+      const pages = pagesOf(ranges[0]!, rowsOf(ranges[0]!.contract), 50);
+      const committed: Promise<MergeCounts>[] = [];
+      const refused: unknown[] = [];
+      for (const page of pages) {
+        try {
+          committed.push((await group.add(page, scopeOf(ranges[0]!))).committed);
+        } catch (err) {
+          refused.push(err);
+        }
+      }
+      await group.close().catch(() => undefined);
+      const outcomes = await Promise.allSettled(committed);
+      const failed = [...outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : [])), ...(refused as Error[])];
+      // the first transaction held the first three pages; nothing after them is taken or written
+      expect(outcomes.slice(0, 3).map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(failed).toHaveLength(pages.length);
+      expect(failed[0]!.message).toMatch(/whether it committed is unknown.*run the job again/is);
+      // what committed stands once: the first transaction's rows, its chunk where it moved it, counted once
+      const first = pages.slice(0, 3);
+      expect(sorted(await stored())).toEqual(sorted(first.flatMap((p) => p.rows)));
+      const [chunk] = await chunkRows();
+      expect(chunk).toMatchObject({ pages: 3, rows: first.reduce((n, p) => n + p.rows.length, 0), page_key: first[2]!.checkpoint.pageKey });
+      expect(await runCounts()).toEqual({ inserted: first.reduce((n, p) => n + p.rows.length, 0), updated: 0, unchanged: 0 });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a page written on its own whose COMMIT answer was lost, when the warehouse cannot tell whether it committed: fails, saying to run again, and is counted once', async () => {
+    const ranges = await freshRanges();
+    const pool = unreadableAfterCommit(poolLosingFirstCommitAnswer(target.url));
+    try {
+      const [page] = pagesOf(ranges[0]!, rowsOf(ranges[0]!.contract), 50);
+      const writer = openPageWriter({ ...target.warehouse, pool }, { logger: quiet, clock: hurried }, scopeOf(ranges[0]!));
+      const written = await writer
+        .write(page!)
+        .finally(() => writer.close())
+        .then(
+          (counts) => ({ counts }),
+          (error: Error) => ({ error }),
+        );
+      expect(written).toEqual({ error: expect.objectContaining({ message: expect.stringMatching(/whether it committed is unknown.*run the job again/is) }) });
+      expect(sorted(await stored())).toEqual(sorted(page!.rows));
+      const [chunk] = (await chunkRows()).filter((c) => c.id === ranges[0]!.chunks[0]!.id);
+      expect(chunk).toMatchObject({ pages: 1, rows: page!.rows.length, page_key: page!.checkpoint.pageKey });
+      expect(await runCounts()).toEqual({ inserted: page!.rows.length, updated: 0, unchanged: 0 });
+    } finally {
+      await pool.end();
+    }
+  });
+
   /** How many of these backends the server still runs. */
   const alive = async (pids: readonly number[]) =>
     (await target.warehouse.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rows[0]!.n;

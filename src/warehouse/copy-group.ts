@@ -8,7 +8,7 @@ import { copyLine, TRANSFER_COLUMNS } from './copy.ts';
 import type { Warehouse } from './db.ts';
 import { moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
 import { holdConnection } from './held-connection.ts';
-import { committedAnyway, openPageWriter } from './page-writer.ts';
+import { committedAnyway, CommitUnknownError, openPageWriter } from './page-writer.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import type { ChunkState } from './ranges.ts';
 
@@ -99,8 +99,9 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   /** The transaction whose commit is under way or whose outcome nobody looked at yet. */
   let sealed: Transaction | undefined;
   /**
-   * Set once a page could not be written even on its own: the pages after it were refused, and so is every later
-   * page, so no chunk's position can move past a page that is not stored.
+   * Set once a page could not be written even on its own, or a COMMIT failed and nobody could tell whether it
+   * committed: the pages after it were refused, and so is every later page, so no chunk's position can move past a
+   * page that is not stored (or move back over pages that are).
    */
   let poisoned: { error: unknown } | undefined;
   // one thing at a time: adds, commits and replays queue up here
@@ -210,16 +211,24 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     // come, and its locks would hold every page written again
     if (held.broken() || brokenConnection(failed.error)) await held.drop(failed.error as Error);
     // a COMMIT whose answer was lost may have committed: written again, its pages would count twice in their chunks
-    if (
-      failed.atCommit &&
-      (await committedAnyway(
-        warehouse.pool,
-        tx.entries.map((e) => e.load),
-        deps.clock,
-      ))
-    ) {
+    const committed = failed.atCommit
+      ? await committedAnyway(
+          warehouse.pool,
+          tx.entries.map((e) => e.load),
+          deps.clock,
+        )
+      : false;
+    if (committed) {
       resolveCommitted(tx);
       await replay(later?.entries ?? [], failed.error);
+      return;
+    }
+    if (committed === undefined) {
+      // nobody can tell: its pages and the later ones stay as they are, and so does every chunk's position
+      await letGo(failed.error);
+      const error = new CommitUnknownError([...new Set(tx.entries.map((e) => e.load.chunkId))], failed.error);
+      poisoned ??= { error };
+      for (const e of [...tx.entries, ...(later?.entries ?? [])]) e.reject(error);
       return;
     }
     await replay([...tx.entries, ...(later?.entries ?? [])], failed.error);
@@ -240,15 +249,20 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     await tx.client.query('ROLLBACK').catch(() => undefined);
   };
 
-  /** After a failed transaction: its pages written again one at a time, each with its chunk's page writer. */
-  const replay = async (entries: readonly Entry[], cause: unknown) => {
+  /** After a failed transaction: the connection is ended when it broke, else rolled back and given back. */
+  const letGo = async (cause: unknown) => {
     const client = held.current();
     if (client && (held.broken() || brokenConnection(cause))) await held.drop(cause as Error);
     else if (client) {
       await client.query('ROLLBACK').catch(() => held.release(cause as Error));
-      // the page writers below take a connection each: this one goes back meanwhile, so a replay needs no second one
       await held.close();
     }
+  };
+
+  /** After a failed transaction: its pages written again one at a time, each with its chunk's page writer. */
+  const replay = async (entries: readonly Entry[], cause: unknown) => {
+    // the page writers below take a connection each: this one goes back meanwhile, so a replay needs no second one
+    await letGo(cause);
     const first = entries[0];
     if (!first) return;
     deps.logger.info({
@@ -262,18 +276,17 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
 
   /** Pages written one at a time, each with its chunk's page writer (COPY while the chunk is fresh, else a merge). */
   const writeAlone = async (entries: readonly Entry[]) => {
-    let failure: { error: unknown } | undefined;
     for (const e of entries) {
-      if (failure) {
-        e.reject(failure.error);
+      // once a page is missing (or, after a COMMIT nobody can tell about, may be), no later page is written
+      if (poisoned) {
+        e.reject(poisoned.error);
         continue;
       }
       const writer = openPageWriter(warehouse, deps, e.scope);
       try {
         e.resolve(await writer.write(e.load));
       } catch (err) {
-        failure = { error: err };
-        poisoned ??= failure;
+        poisoned = { error: err };
         e.reject(err);
       } finally {
         await writer.close();
@@ -293,6 +306,9 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
         if (!open) {
           // the transaction its clock sealed may still be committing on the connection: the next BEGIN follows its COMMIT
           await settle();
+          // settle may have found a COMMIT nobody can tell about (TypeScript keeps the narrowing of the check above)
+          const refusal = poisoned as { error: unknown } | undefined;
+          if (refusal) throw refusal.error;
           // a page of the chunk written again just now met rows in its blocks: this page is merged too, not COPYed
           if (!scope.chunk.fresh) {
             await writeAlone([entry]);

@@ -2,6 +2,7 @@ import type { TimeBudget } from '../common/time-budget.ts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
+import { FatalError } from '../common/errors.ts';
 import { withRetry } from '../common/retry.ts';
 import type { Warehouse } from './db.ts';
 import { AlreadyLoadedError, chunksMoved, CommitFailedError, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
@@ -14,16 +15,30 @@ export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
 
 /**
  * Whether the transaction of these pages, whose COMMIT failed, committed all the same (every chunk stands where it
- * moved them), asked on a pool connection of its own and retried as a page is; false when that cannot be read.
+ * moved them), asked on a pool connection of its own and retried as a page is; undefined when that cannot be read.
  */
-export function committedAnyway(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[], clock: Clock): Promise<boolean> {
+export function committedAnyway(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[], clock: Clock): Promise<boolean | undefined> {
   return withRetry(
     () =>
       chunksMoved(pool, loads).catch((err: unknown) => {
         throw classifyPgError(err);
       }),
     { ...DB_RETRY, clock },
-  ).catch(() => false);
+  ).catch(() => undefined);
+}
+
+/**
+ * A COMMIT of pages failed and the warehouse could not be asked afterwards whether it committed: written again, pages
+ * that did commit would move their chunks back and count twice, so nothing is written again and the run stops.
+ */
+export class CommitUnknownError extends FatalError {
+  constructor(chunks: readonly string[], cause: unknown) {
+    const which = chunks.length === 1 ? `chunk ${chunks[0]}` : `chunks ${chunks.join(', ')}`;
+    super(
+      `The COMMIT of pages of ${which} failed (${(cause as Error)?.message ?? String(cause)}) and the warehouse did not answer for about a minute after, so whether it committed is unknown; nothing was written again. Once PostgreSQL answers, run the job again: it resumes from what is committed.`,
+      { cause, details: { chunks } },
+    );
+  }
 }
 
 export interface PageWriter {
@@ -70,7 +85,9 @@ export function openPageWriter(
             if (brokenConnection(err) || held.broken()) await held.drop(err as Error);
             if (!(err instanceof CommitFailedError)) throw classifyPgError(err);
             // its answer may have been lost after it committed: written again, the page would count as unchanged
-            if (await committedAnyway(warehouse.pool, [load], deps.clock)) return err.counts;
+            const committed = await committedAnyway(warehouse.pool, [load], deps.clock);
+            if (committed) return err.counts;
+            if (committed === undefined) throw new CommitUnknownError([load.chunkId], err.cause);
             throw classifyPgError(err.cause);
           }
         },
