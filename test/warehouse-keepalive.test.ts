@@ -1,31 +1,8 @@
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it, inject } from 'vitest';
-import { createWarehouse, KEEPALIVE_IDLE_MS } from '../src/warehouse/db.ts';
-
-/**
- * The kernel's timer on this process's TCP connection from `localPort` (Linux, /proc/net/tcp and tcp6): `02` is the
- * keepalive timer, `00` none; with the seconds left on it.
- */
-function tcpTimer(localPort: number): { kind: string; seconds: number } | undefined {
-  const hex = localPort.toString(16).toUpperCase().padStart(4, '0');
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // state 01: established
-      if (!fields[1]?.endsWith(`:${hex}`) || fields[3] !== '01') continue;
-      const [kind, when] = fields[5]!.split(':') as [string, string];
-      return { kind, seconds: Number.parseInt(when, 16) / 100 };
-    }
-  }
-  return undefined;
-}
-
-/** The local TCP port of a connection, as its server sees it; null over a Unix socket. */
-async function clientPort(client: pg.ClientBase): Promise<number | null> {
-  return (await client.query<{ port: number | null }>('SELECT inet_client_port() AS port')).rows[0]!.port;
-}
+import { createQueuePool, createWarehouse, KEEPALIVE_IDLE_MS } from '../src/warehouse/db.ts';
+import { clientPort, tcpTimer } from './helpers/tcp-timer.ts';
 
 describe('warehouse connections', () => {
   const serverUrl = inject('databaseServerUrl');
@@ -51,6 +28,23 @@ describe('warehouse connections', () => {
     } finally {
       held.release();
       await plain.end();
+    }
+  });
+
+  it('of a worker’s queue are probed when idle too, and name themselves', async () => {
+    const pool = createQueuePool({ databaseUrl: serverUrl, logger: pino({ level: 'silent' }), maxConnections: 1 });
+    const held = await pool.connect();
+    try {
+      expect((await held.query<{ application_name: string }>('SHOW application_name')).rows[0]!.application_name).toBe('erc20-etl queue');
+      const port = await clientPort(held);
+      if (port === null) {
+        expect((pool.options as { keepAlive?: boolean }).keepAlive).toBe(true);
+        return;
+      }
+      expect(tcpTimer(port)?.kind).toBe('02');
+    } finally {
+      held.release();
+      await pool.end();
     }
   });
 });

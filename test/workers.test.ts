@@ -10,6 +10,7 @@ import { PROJECT } from './helpers/devnet.ts';
 import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
 import { LOCK_ID_OF_PARAM_1, lockKeys } from '../src/warehouse/lock-keys.ts';
 import { syntheticWorld, type SyntheticWorld } from './helpers/world.ts';
+import { tcpTimer } from './helpers/tcp-timer.ts';
 
 const OPTIONS = { seed: 43, blocks: 3_000, tokens: 3, transfers: 12_000, startBlock: 9_000_000 };
 const HEAD = OPTIONS.startBlock + OPTIONS.blocks - 1;
@@ -252,6 +253,12 @@ describe('workers on one queue', () => {
         what: 'the worker to commit pages',
         timeoutMs: 60_000,
       });
+      // its queue's connections (graphile-worker's) are probed when idle, as the warehouse's are
+      const queue = await target.warehouse.pool.query<{ port: number | null }>(
+        `SELECT client_port AS port FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'erc20-etl queue'`,
+      );
+      expect(queue.rows.length).toBeGreaterThan(0);
+      for (const { port } of queue.rows) if (port !== null) expect(tcpTimer(port)?.kind).toBe('02');
       stopped.child.kill('SIGTERM');
       const result = await stopped.result;
       expect(result.code, result.stderr).toBe(0);

@@ -8,7 +8,7 @@ import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { type JobSeries, jobSeries } from '../metrics/job-series.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
-import type { Warehouse } from '../warehouse/db.ts';
+import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { runChunkTask } from './chunk-task.ts';
@@ -107,9 +107,9 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   );
   for (const job of options.scheduled) logger.info({ msg: 'schedule loaded', job: job.name, schedule: job.schedule });
 
+  const pgPool = createQueuePool({ databaseUrl: deps.databaseUrl, logger, maxConnections: options.concurrency + 3 });
   const runnerOptions: RunnerOptions = {
-    connectionString: deps.databaseUrl,
-    maxPoolSize: options.concurrency + 3,
+    pgPool,
     concurrency: options.concurrency,
     pollInterval: 1_000,
     taskList,
@@ -126,6 +126,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     } else await untilStopped(await run({ ...runnerOptions, noHandleSignals: true }), logger);
   } finally {
     await heartbeats.stop();
+    await pgPool.end();
     logger.info({ msg: 'worker stopped', worker });
   }
 }

@@ -30,21 +30,43 @@ export function createWarehouse(options: { databaseUrl: string; logger: Logger; 
     },
   };
   const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
+    ...connectionOptions(options.databaseUrl),
     max: options.maxConnections ?? 10,
     application_name: options.applicationName ?? 'erc20-etl',
     types: types as pg.CustomTypesConfig,
     connectionTimeoutMillis: 15_000,
+  });
+  pool.on('error', (err) => options.logger.warn({ msg: 'idle PostgreSQL connection failed', err: err.message }));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool, close: () => db.destroy() };
+}
+
+/** What every connection of the tool to the warehouse is opened with. */
+function connectionOptions(databaseUrl: string): pg.PoolConfig {
+  return {
+    connectionString: databaseUrl,
     // a server or network that vanishes without closing the connection (a host that died, a NAT or firewall that
     // dropped an idle flow) would leave a query waiting for its answer forever: the kernel probes an idle
     // connection after this long and fails it when the probes go unanswered (about 11 more minutes with Linux's
     // default interval and count), so the statement fails as a lost connection and the run's retry policy decides
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
-  });
-  pool.on('error', (err) => options.logger.warn({ msg: 'idle PostgreSQL connection failed', err: err.message }));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, pool, close: () => db.destroy() };
+  };
+}
+
+/**
+ * The pool graphile-worker runs a worker's queue on (`pgPool`: it would make one from the URL without keepalive): a
+ * worker waits on its queue for days, so its connections are probed as the warehouse's are. An idle connection that
+ * fails, or one in use, is logged, and pg drops it. The caller ends the pool once the runner has stopped.
+ *
+ * @example const pgPool = createQueuePool({ databaseUrl, logger, maxConnections: concurrency + 3 }); // run({ pgPool, … }); … await pgPool.end();
+ */
+export function createQueuePool(options: { databaseUrl: string; logger: Logger; maxConnections: number }): pg.Pool {
+  const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: options.maxConnections, application_name: 'erc20-etl queue' });
+  const failed = (err: Error) => options.logger.warn({ msg: 'a queue connection to PostgreSQL failed', err: err.message });
+  pool.on('error', failed);
+  pool.on('connect', (client) => client.on('error', failed));
+  return pool;
 }
 
 /** Turns a connection failure into an error that says what to check, without the URL (it may hold a password). */
