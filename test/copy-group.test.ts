@@ -9,7 +9,7 @@ import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { openCopyGroup, type GroupedPage } from '../src/warehouse/copy-group.ts';
 import { openPageWriter } from '../src/warehouse/page-writer.ts';
 import { copyTransfers } from '../src/warehouse/copy.ts';
-import { loadPage, moveChunks, type MergeCounts, type PageLoad } from '../src/warehouse/load-page.ts';
+import { type ChunkCheckpoint, loadPage, moveChunks, type MergeCounts, type PageLoad } from '../src/warehouse/load-page.ts';
 import { latestRuns } from '../src/warehouse/report-queries.ts';
 import { endRun } from '../src/warehouse/runs.ts';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
@@ -24,10 +24,14 @@ const chain = generateSyntheticDataset({ seed: 77, blocks: 400, tokens: 2, trans
 const contracts = [...new Set(chain.transfers.map((t) => t.contractAddress))].sort();
 const rowsOf = (contract: string) => chain.transfers.filter((t) => t.contractAddress === contract).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
 
-/** A chunk's pages of `size` rows, each with the checkpoint the chunk reaches after it (pages end on a block's last row). */
+/**
+ * A chunk's pages of `size` rows, each with the position the chunk stands at before it (as created: no page key, no
+ * block committed) and the checkpoint it reaches after it (pages end on a block's last row).
+ */
 function pagesOf(range: RangeState, rows: readonly TransferRecord[], size: number): Omit<PageLoad, 'mode'>[] {
   const chunk = range.chunks[0]!;
   const pages: Omit<PageLoad, 'mode'>[] = [];
+  let start: ChunkCheckpoint = { pageKey: chunk.pageKey, resumeToBlock: chunk.resumeToBlock, done: chunk.done, openKeys: chunk.openKeys };
   for (let at = 0; at < rows.length; ) {
     let end = Math.min(rows.length, at + size);
     while (end < rows.length && rows[end]!.blockNumber === rows[end - 1]!.blockNumber) end++;
@@ -43,8 +47,10 @@ function pagesOf(range: RangeState, rows: readonly TransferRecord[], size: numbe
       interior: null,
       carried: [],
       openRows: [],
+      start,
       checkpoint: { pageKey: done ? null : `key-${end}`, resumeToBlock: page.at(-1)!.blockNumber, done, openKeys: [] },
     });
+    start = pages.at(-1)!.checkpoint;
     at = end;
   }
   return pages;
@@ -486,6 +492,30 @@ describe('the group writer of fresh pages', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('a writer whose chunk another writer has read on since writes nothing, neither moving it back nor counting its page again, and stops with a message', async () => {
+    const ranges = await freshRanges();
+    const range = ranges[0]!;
+    const pages = pagesOf(range, rowsOf(range.contract), 50);
+    // the writer that took the chunk over has committed three pages
+    const current = openPageWriter(target.warehouse, { logger: quiet, clock: systemClock }, scopeOf(range));
+    for (const page of pages.slice(0, 3)) await current.write(page);
+    await current.close();
+    const before = await chunkRows();
+    const counts = await runCounts();
+    // a stale writer comes back with its second page, on its own and in a group
+    const stale = openPageWriter(target.warehouse, { logger: quiet, clock: systemClock }, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: false } });
+    await expect(stale.write(pages[1]!)).rejects.toThrow(/moved on without this writer/);
+    await stale.close();
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000, maxAgeMs: 60_000 });
+    const { committed } = await group.add(pages[1]!, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: true } });
+    await group.close();
+    await expect(committed).rejects.toThrow(/moved on without this writer/);
+    expect(await chunkRows()).toEqual(before);
+    expect(before[0]).toMatchObject({ pages: 3, page_key: pages[2]!.checkpoint.pageKey });
+    expect(await runCounts()).toEqual(counts);
+    expect(sorted(await stored())).toEqual(sorted(pages.slice(0, 3).flatMap((p) => p.rows)));
   });
 
   /** How many of these backends the server still runs. */

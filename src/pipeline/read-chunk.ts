@@ -145,6 +145,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         await dropPageKey(deps.warehouse.db, chunk, restartAt);
         deps.source.endQuery?.({ contract: task.contract, fromBlock: queryFrom, toBlock: chunk.toBlock });
         chunk.toBlock = restartAt;
+        // as dropPageKey left the chunk's row: the next page moves it from there
+        chunk.resumeToBlock = restartAt;
         chunk.pageKey = null;
         chunk.openKeys = [];
         chunk.queryFromBlock = null;
@@ -175,6 +177,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         interior: span.interior,
         carried: span.carried,
         openRows: span.openRows,
+        start: { pageKey: chunk.pageKey, resumeToBlock: chunk.resumeToBlock, done: chunk.done, openKeys: chunk.openKeys },
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done, openKeys: span.next.openKeys },
       };
       const grouped = chunk.fresh && group ? await group.add(load, { job: task.job, contract: task.contract, chunk }) : undefined;

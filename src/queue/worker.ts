@@ -9,6 +9,7 @@ import { type JobSeries, jobSeries } from '../metrics/job-series.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
+import { ChunkMovedError } from '../warehouse/load-page.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { runChunkTask } from './chunk-task.ts';
@@ -178,8 +179,10 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
   } catch (err) {
     failures.retrying.delete(id);
     const message = deps.redact(err instanceof Error ? err.message : String(err));
-    // an error of no known kind is a bug or a surprise of a library: worth another try before giving up
-    const retryable = !(err instanceof EtlError) || isRetryable(err);
+    // an error of no known kind is a bug or a surprise of a library: worth another try before giving up. A chunk
+    // another worker took over (this one held up past --dead-after) is that one's now: tried again later, the task
+    // waits for its lock and then finds the chunk read, and the run is not marked failed meanwhile
+    const retryable = err instanceof ChunkMovedError || !(err instanceof EtlError) || isRetryable(err);
     if (retryable) {
       deps.logger.warn({ msg: 'task failed; it will be tried again', job: scope.job, task, err: message });
       failures.retrying.add(id);

@@ -1,7 +1,7 @@
 import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type pg from 'pg';
 import type { TransferKey, TransferRecord } from '../dataset/types.ts';
-import { EtlError } from '../common/errors.ts';
+import { EtlError, FatalError } from '../common/errors.ts';
 import { copyTransfers, TRANSFER_COLUMNS } from './copy.ts';
 import { DIGEST_SETTINGS, pageDigest, WAREHOUSE_DIGEST, warehouseDigestParams } from './page-digest.ts';
 
@@ -39,6 +39,12 @@ export interface PageLoad {
   carried: readonly TransferKey[];
   /** The page's rows in the block it leaves open (below the interior). */
   openRows: readonly TransferRecord[];
+  /**
+   * Where the chunk stands before the page (the checkpoint of the page before it, or the chunk's as read): the page
+   * moves the chunk only from there. A chunk found anywhere else was moved by another writer (a worker that took it
+   * over while this one was stuck, say): the page is not written, and `ChunkMovedError` stops its chunk.
+   */
+  start: ChunkCheckpoint;
   checkpoint: ChunkCheckpoint;
 }
 
@@ -103,15 +109,21 @@ const AT_POSITION = (at: PositionSql, row = '') =>
   `(${row}page_key, ${row}resume_to_block, ${row}done, ${row}open_hashes, ${row}open_log_indexes) IS NOT DISTINCT FROM (${at.pageKey}::text, ${at.resumeToBlock}::bigint, ${at.done}::boolean, ${at.openHashes}::text[], ${at.openLogIndexes}::integer[])`;
 
 /**
- * The SET of a chunk's move to `to` over `pages` pages and `rows` rows: counted in `pages` and `rows` only when it
- * moves the chunk, so pages written again after a COMMIT whose answer was lost (it had committed) count once.
+ * The SET of a chunk's move to `to` over `pages` pages and `rows` rows, for the rows of `before` that move (`WHERE
+ * before.moves`).
  */
-const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') => {
-  const stays = AT_POSITION(to, row);
-  return `page_key = ${to.pageKey}, resume_to_block = ${to.resumeToBlock}, done = ${to.done},
-    pages = ${row}pages + CASE WHEN ${stays} THEN 0 ELSE ${to.pages} END, rows = ${row}rows + CASE WHEN ${stays} THEN 0 ELSE ${to.rows} END,
+const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') =>
+  `page_key = ${to.pageKey}, resume_to_block = ${to.resumeToBlock}, done = ${to.done}, pages = ${row}pages + ${to.pages}, rows = ${row}rows + ${to.rows},
     open_hashes = ${to.openHashes}, open_log_indexes = ${to.openLogIndexes}, updated_at = now()`;
-};
+
+/**
+ * What a statement that moves a chunk from `start` to `to` reads of its locked row (`row`: its alias and a dot):
+ * `stays`, it stands at `to` already (its pages committed before, and a COMMIT's answer was lost, or another writer
+ * wrote the same pages); `moves`, it stands at `start`, where its pages begin; neither, another writer moved it
+ * elsewhere. Only a chunk that moves is moved and counted, in its `pages` and `rows` and in its run, so pages written
+ * again count once, and a writer whose chunk went on without it never moves it back.
+ */
+const WHERE_IT_STANDS = (start: PositionSql, to: PositionSql, row = '') => `${AT_POSITION(to, row)} AS stays, ${AT_POSITION(start, row)} AND NOT ${AT_POSITION(to, row)} AS moves`;
 
 /**
  * Adds to run `run`'s rows in export_run_rows the counts of each chunk of the statement's `before` that moves (`rows`:
@@ -122,39 +134,41 @@ const MOVE_SET = (to: PositionSql & { pages: string; rows: string }, row = '') =
  */
 const ADD_RUN_ROWS = (run: string, rows: { chunk: string; inserted: string; updated: string; unchanged: string }) => `
   INSERT INTO export_run_rows AS r (run_id, chunk_id, rows_inserted, rows_updated, rows_unchanged)
-  SELECT ${run}, ${rows.chunk}, ${rows.inserted}, ${rows.updated}, ${rows.unchanged} FROM before WHERE NOT stays
+  SELECT ${run}, ${rows.chunk}, ${rows.inserted}, ${rows.updated}, ${rows.unchanged} FROM before WHERE moves
   ON CONFLICT (run_id, chunk_id) DO UPDATE SET rows_inserted = r.rows_inserted + EXCLUDED.rows_inserted,
     rows_updated = r.rows_updated + EXCLUDED.rows_updated, rows_unchanged = r.rows_unchanged + EXCLUDED.rows_unchanged`;
 
 // Each statement that moves chunks locks their rows first (`before`, the newest version, in id order) and reads there
-// whether each one stays (stands at its new position already: its pages committed before, and a COMMIT's answer was
-// lost): its rows count in the run only when it moves, as in the chunk's own counts (MOVE_SET). Reading the locked
-// row, not the statement's snapshot, two writers of one page (a retry while a first attempt still runs) count it once.
+// where each one stands (WHERE_IT_STANDS). Reading the locked row, not the statement's snapshot, two writers of one
+// page (a retry while a first attempt still runs) count it once.
 
 const POSITION = { pageKey: '$2', resumeToBlock: '$3', done: '$4', openHashes: '$6', openLogIndexes: '$7' };
-// $1–$7 the chunk's move (`checkpointValues`), $8 the run, $9–$11 the page's rows inserted, updated, unchanged
+const START = { pageKey: '$8', resumeToBlock: '$9', done: '$10', openHashes: '$11', openLogIndexes: '$12' };
+// $1–$12 the chunk's move (`checkpointValues`), $13 the run, $14–$16 the page's rows inserted, updated, unchanged;
+// answers whether another writer moved the chunk elsewhere
 const CHECKPOINT = `
-  WITH before AS MATERIALIZED (SELECT ${AT_POSITION(POSITION)} AS stays FROM export_chunks WHERE id = $1 FOR UPDATE),
+  WITH before AS MATERIALIZED (SELECT ${WHERE_IT_STANDS(START, POSITION)} FROM export_chunks WHERE id = $1 FOR UPDATE),
   moved AS (
     UPDATE export_chunks c
     SET ${MOVE_SET({ ...POSITION, pages: '1', rows: '$5' }, 'c.')}
-    FROM before WHERE c.id = $1
-  )
-  ${ADD_RUN_ROWS('$8', { chunk: '$1', inserted: '$9', updated: '$10', unchanged: '$11' })}`;
+    FROM before WHERE c.id = $1 AND before.moves
+  ), counted AS (${ADD_RUN_ROWS('$13', { chunk: '$1', inserted: '$14', updated: '$15', unchanged: '$16' })})
+  SELECT NOT (stays OR moves) AS elsewhere FROM before`;
 
 // A re-run's page in one statement, its own transaction: the checkpoint moves only if the warehouse's digest
-// of the page is the exporter's ($16); its rows count as unchanged in run $17
+// of the page is the exporter's ($21); its rows count as unchanged in run $22. Held: the warehouse holds the page
+// and the chunk stands after it now. A chunk moved elsewhere is left to the merge (which says so).
 const HELD_POSITION = { pageKey: '$10', resumeToBlock: '$11', done: '$12', openHashes: '$14', openLogIndexes: '$15' };
+const HELD_START = { pageKey: '$16', resumeToBlock: '$17', done: '$18', openHashes: '$19', openLogIndexes: '$20' };
 const CHECKPOINT_IF_HELD = `
   WITH warehouse AS (${WAREHOUSE_DIGEST}), before AS MATERIALIZED (
-    SELECT ${AT_POSITION(HELD_POSITION)} AS stays FROM export_chunks WHERE id = $9 AND (SELECT digest FROM warehouse) = $16 FOR UPDATE
+    SELECT ${WHERE_IT_STANDS(HELD_START, HELD_POSITION)} FROM export_chunks WHERE id = $9 AND (SELECT digest FROM warehouse) = $21 FOR UPDATE
   ), moved AS (
     UPDATE export_chunks c
     SET ${MOVE_SET({ ...HELD_POSITION, pages: '1', rows: '$13' }, 'c.')}
-    FROM before WHERE c.id = $9
-    RETURNING 1
-  ), counted AS (${ADD_RUN_ROWS('$17', { chunk: '$9', inserted: '0', updated: '0', unchanged: '$13' })})
-  SELECT EXISTS (SELECT 1 FROM moved) AS held`;
+    FROM before WHERE c.id = $9 AND before.moves
+  ), counted AS (${ADD_RUN_ROWS('$22', { chunk: '$9', inserted: '0', updated: '0', unchanged: '$13' })})
+  SELECT EXISTS (SELECT 1 FROM before WHERE stays OR moves) AS held`;
 
 // The settings of a connection while it loads pages (set once, reset when the chunk gives it back):
 // - The staging table is never analyzed and token_transfers' statistics lag behind a large load: left to
@@ -170,6 +184,21 @@ const PAGE_SESSION = `${PAGE_SETTINGS.map((s) => `SET ${s}`).join('; ')}; ${CREA
   SELECT pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
 const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nestloop = off';
 const UNIQUE_VIOLATION = '23505';
+
+/**
+ * A page's chunk does not stand where the page begins, nor where it ends: another writer moved it (a worker that took
+ * the chunk over while this one was stuck). Nothing of the page is written, and its chunk stops here, since the other
+ * writer reads it on.
+ */
+export class ChunkMovedError extends FatalError {
+  constructor(readonly chunks: readonly string[]) {
+    const which = chunks.length === 1 ? `Chunk ${chunks[0]}` : `Chunks ${chunks.join(', ')}`;
+    super(
+      `${which} moved on without this writer (another worker or run took it over while this one was held up): its page was not written, and this writer stops reading it. What was committed stays; the chunk goes on where the other writer is.`,
+      { details: { chunks } },
+    );
+  }
+}
 
 /** A fresh chunk's page met a row the warehouse already holds (another job, or a re-read block): merge it. */
 export class AlreadyLoadedError extends EtlError {
@@ -224,15 +253,23 @@ export async function beginPageSession(client: pg.PoolClient): Promise<BackendSe
   return backend ?? undefined;
 }
 
-/** The first seven parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$15): the chunk's move over one page (`chunkMoves`). */
-function checkpointValues(load: Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>): unknown[] {
-  const [move] = chunkMoves([load]);
-  return [move!.id, move!.page_key, move!.resume_to_block, move!.done, move!.rows, move!.open_hashes, move!.open_log_indexes];
+/** The first twelve parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$20): the chunk's move over one page (`chunkMoves`). */
+function checkpointValues(load: Pick<PageLoad, 'chunkId' | 'rows' | 'start' | 'checkpoint'>): unknown[] {
+  const [m] = chunkMoves([load]);
+  return [m!.id, m!.page_key, m!.resume_to_block, m!.done, m!.rows, m!.open_hashes, m!.open_log_indexes, ...startValues(m!)];
 }
 
-/** A chunk's position after the pages of a transaction, with the pages and rows they added. */
+/** A move's start as five parameters, in the order of the position's columns. */
+const startValues = (m: ChunkMove): unknown[] => [m.from_page_key, m.from_resume_to_block, m.from_done, m.from_open_hashes, m.from_open_log_indexes];
+
+/** A chunk's position before and after the pages of a transaction, with the pages and rows they added. */
 export interface ChunkMove {
   id: string;
+  from_page_key: string | null;
+  from_resume_to_block: number | null;
+  from_done: boolean;
+  from_open_hashes: string[];
+  from_open_log_indexes: number[];
   page_key: string | null;
   resume_to_block: number | null;
   done: boolean;
@@ -244,14 +281,29 @@ export interface ChunkMove {
 
 /**
  * The checkpoints of a transaction that holds these pages (of one or more chunks, each chunk's in order): one per
- * chunk, the position after its last page there, with its pages and rows counted. Pure.
+ * chunk, from the position before its first page there to the one after its last, with its pages and rows counted.
+ * Pure.
  *
- * @example chunkMoves([p1OfChunk7, p2OfChunk7, p1OfChunk8]) // → [{ id: '7', …, pages: 2 }, { id: '8', …, pages: 1 }]
+ * @example chunkMoves([p1OfChunk7, p2OfChunk7, p1OfChunk8]) // → [{ id: '7', from_page_key: <p1's start>, page_key: <p2's>, …, pages: 2 }, { id: '8', …, pages: 1 }]
  */
-export function chunkMoves(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): ChunkMove[] {
+export function chunkMoves(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'start' | 'checkpoint'>[]): ChunkMove[] {
   const byChunk = new Map<string, ChunkMove>();
-  for (const { chunkId, rows, checkpoint } of loads) {
-    const move = byChunk.get(chunkId) ?? { id: chunkId, page_key: null, resume_to_block: null, done: false, pages: 0, rows: 0, open_hashes: [], open_log_indexes: [] };
+  for (const { chunkId, rows, start, checkpoint } of loads) {
+    const move = byChunk.get(chunkId) ?? {
+      id: chunkId,
+      from_page_key: start.pageKey,
+      from_resume_to_block: start.resumeToBlock,
+      from_done: start.done,
+      from_open_hashes: start.openKeys.map((k) => k.transactionHash),
+      from_open_log_indexes: start.openKeys.map((k) => k.logIndex),
+      page_key: null,
+      resume_to_block: null,
+      done: false,
+      pages: 0,
+      rows: 0,
+      open_hashes: [],
+      open_log_indexes: [],
+    };
     move.page_key = checkpoint.pageKey;
     move.resume_to_block = checkpoint.resumeToBlock;
     move.done = checkpoint.done;
@@ -266,7 +318,15 @@ export function chunkMoves(loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | '
 
 // `chunkMoves` as JSON ($1), as rows
 const MOVES = `jsonb_to_recordset($1::jsonb) AS m (
-    id bigint, page_key text, resume_to_block bigint, done boolean, pages integer, rows bigint, open_hashes text[], open_log_indexes integer[])`;
+    id bigint, from_page_key text, from_resume_to_block bigint, from_done boolean, from_open_hashes text[], from_open_log_indexes integer[],
+    page_key text, resume_to_block bigint, done boolean, pages integer, rows bigint, open_hashes text[], open_log_indexes integer[])`;
+const MOVE_FROM = {
+  pageKey: 'm.from_page_key',
+  resumeToBlock: 'm.from_resume_to_block',
+  done: 'm.from_done',
+  openHashes: 'm.from_open_hashes',
+  openLogIndexes: 'm.from_open_log_indexes',
+};
 const MOVE_TO = {
   pageKey: 'm.page_key',
   resumeToBlock: 'm.resume_to_block',
@@ -278,17 +338,17 @@ const MOVE_TO = {
 };
 
 // Every chunk of a transaction of the group writer moved in one statement, and the rows of those that move (all
-// inserted: COPY) added to run $2
+// inserted: COPY) added to run $2; answers the chunks another writer moved elsewhere
 const MOVE_CHUNKS = `
   WITH moves AS MATERIALIZED (SELECT * FROM ${MOVES}), before AS MATERIALIZED (
-    SELECT c.id, ${AT_POSITION(MOVE_TO, 'c.')} AS stays, m.rows FROM export_chunks c JOIN moves m ON c.id = m.id ORDER BY c.id FOR UPDATE OF c
+    SELECT c.id, ${WHERE_IT_STANDS(MOVE_FROM, MOVE_TO, 'c.')}, m.rows FROM export_chunks c JOIN moves m ON c.id = m.id ORDER BY c.id FOR UPDATE OF c
   ), moved AS (
     UPDATE export_chunks c
     SET ${MOVE_SET(MOVE_TO, 'c.')}
     FROM moves m JOIN before b ON b.id = m.id
-    WHERE c.id = m.id
-  )
-  ${ADD_RUN_ROWS('$2', { chunk: 'id', inserted: 'rows', updated: '0', unchanged: '0' })}`;
+    WHERE c.id = m.id AND b.moves
+  ), counted AS (${ADD_RUN_ROWS('$2', { chunk: 'id', inserted: 'rows', updated: '0', unchanged: '0' })})
+  SELECT id::text FROM before WHERE NOT (stays OR moves)`;
 
 // How many chunks of `chunkMoves` are at the position it moves them to
 const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVES} ON c.id = m.id WHERE ${AT_POSITION(MOVE_TO, 'c.')}`;
@@ -299,11 +359,12 @@ const CHUNKS_MOVED = `SELECT count(*)::int AS n FROM export_chunks c JOIN ${MOVE
  * and adds the rows of the chunks that move to the run. One statement locks its chunks in id order: two of them
  * cannot deadlock, where one per run in a transaction could.
  */
-export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'runId' | 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<unknown> {
+export async function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad, 'runId' | 'chunkId' | 'rows' | 'start' | 'checkpoint'>[]): Promise<void> {
   const runId = loads[0]?.runId;
-  if (runId === undefined) return Promise.resolve();
+  if (runId === undefined) return;
   if (loads.some((l) => l.runId !== runId)) throw new Error('moveChunks: the pages of one transaction must be of one run');
-  return client.query(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads)), runId]);
+  const { rows } = await client.query<{ id: string }>(MOVE_CHUNKS, [JSON.stringify(chunkMoves(loads)), runId]);
+  if (rows.length) throw new ChunkMovedError(rows.map((r) => r.id));
 }
 
 /**
@@ -311,7 +372,7 @@ export function moveChunks(client: pg.PoolClient, loads: readonly Pick<PageLoad,
  * them and their checkpoints committed (a chunk's position only moves on, so before it, none was there). Asks on a
  * pool connection of its own.
  */
-export async function chunksMoved(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[]): Promise<boolean> {
+export async function chunksMoved(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'start' | 'checkpoint'>[]): Promise<boolean> {
   const moves = chunkMoves(loads);
   const { rows } = await pool.query<{ n: number }>(CHUNKS_MOVED, [JSON.stringify(moves)]);
   return rows[0]?.n === moves.length;
@@ -372,7 +433,8 @@ export async function loadPage(client: pg.PoolClient, load: PageLoad, budget: Ti
       }
     }
     await budget.time('commit', async () => {
-      await client.query(CHECKPOINT, [...checkpoint, load.runId, counts.inserted, counts.updated, counts.unchanged]);
+      const moved = await client.query<{ elsewhere: boolean }>(CHECKPOINT, [...checkpoint, load.runId, counts.inserted, counts.updated, counts.unchanged]);
+      if (moved.rows[0]?.elsewhere) throw new ChunkMovedError([load.chunkId]);
       await client.query('COMMIT').catch((err: unknown) => {
         throw new CommitFailedError(counts, err);
       });

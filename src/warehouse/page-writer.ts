@@ -17,7 +17,7 @@ export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
  * Whether the transaction of these pages, whose COMMIT failed, committed all the same (every chunk stands where it
  * moved them), asked on a pool connection of its own and retried as a page is; undefined when that cannot be read.
  */
-export function committedAnyway(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'checkpoint'>[], clock: Clock): Promise<boolean | undefined> {
+export function committedAnyway(pool: pg.Pool, loads: readonly Pick<PageLoad, 'chunkId' | 'rows' | 'start' | 'checkpoint'>[], clock: Clock): Promise<boolean | undefined> {
   return withRetry(
     () =>
       chunksMoved(pool, loads).catch((err: unknown) => {
