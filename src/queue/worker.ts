@@ -10,6 +10,7 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
 import { ChunkMovedError } from '../warehouse/load-page.ts';
+import { CommitUnknownError } from '../warehouse/page-writer.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { runChunkTask } from './chunk-task.ts';
@@ -179,11 +180,7 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
   } catch (err) {
     failures.retrying.delete(id);
     const message = deps.redact(err instanceof Error ? err.message : String(err));
-    // an error of no known kind is a bug or a surprise of a library: worth another try before giving up. A chunk
-    // another worker took over (this one held up past --dead-after) is that one's now: tried again later, the task
-    // waits for its lock and then finds the chunk read, and the run is not marked failed meanwhile
-    const retryable = err instanceof ChunkMovedError || !(err instanceof EtlError) || isRetryable(err);
-    if (retryable) {
+    if (taskTriedAgain(err)) {
       deps.logger.warn({ msg: 'task failed; it will be tried again', job: scope.job, task, err: message });
       failures.retrying.add(id);
       throw new RetryableError(message);
@@ -194,6 +191,21 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
       if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.series, 'failed', deps.clock.now() / 1000);
     }
   }
+}
+
+/**
+ * Whether a task that failed with `err` goes back to the queue to be tried again (else it ends, and its run is marked
+ * failed). An error of no known kind is a bug or a surprise of a library: worth another try before giving up. Two
+ * errors that stop a chunk's writer at once, since writing its pages again could count them twice, are safe for a
+ * task started anew, which reads the chunk where the warehouse has it: a chunk another worker took over (this one held
+ * up past --dead-after), which the task then finds read, and a COMMIT nobody could tell about for a minute.
+ *
+ * @example taskTriedAgain(new ChunkMovedError(['7'])) // → true
+ * taskTriedAgain(new FatalError('bad job file')) // → false
+ */
+export function taskTriedAgain(err: unknown): boolean {
+  if (err instanceof ChunkMovedError || err instanceof CommitUnknownError) return true;
+  return !(err instanceof EtlError) || isRetryable(err);
 }
 
 /**

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { FatalError, RetryableError } from '../common/errors.ts';
+import { ChunkMovedError } from '../warehouse/load-page.ts';
+import { CommitUnknownError } from '../warehouse/page-writer.ts';
+import { taskTriedAgain } from './worker.ts';
+
+describe('a failed task', () => {
+  it('is tried again when retrying can help, when its chunk was taken over, after a COMMIT nobody could tell about, or when its error is of no known kind', () => {
+    expect(taskTriedAgain(new RetryableError('the API answered 503'))).toBe(true);
+    expect(taskTriedAgain(new ChunkMovedError(['7']))).toBe(true);
+    expect(taskTriedAgain(new CommitUnknownError(['7'], new Error('Connection terminated unexpectedly')))).toBe(true);
+    expect(taskTriedAgain(new TypeError('a bug'))).toBe(true);
+  });
+
+  it('ends when retrying cannot help: bad data, bad configuration', () => {
+    expect(taskTriedAgain(new FatalError('the API served a transfer twice'))).toBe(false);
+  });
+});
