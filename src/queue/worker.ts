@@ -9,8 +9,7 @@ import { type JobSeries, jobSeries } from '../metrics/job-series.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
-import { ChunkMovedError } from '../warehouse/load-page.ts';
-import { CommitUnknownError } from '../warehouse/page-writer.ts';
+import { ChunkStoppedError } from '../warehouse/load-page.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { runChunkTask } from './chunk-task.ts';
@@ -195,17 +194,15 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
 
 /**
  * Whether a task that failed with `err` goes back to the queue to be tried again (else it ends, and its run is marked
- * failed). An error of no known kind is a bug or a surprise of a library: worth another try before giving up. Two
- * errors that stop a chunk's writer at once, since writing its pages again could count them twice, are safe for a
- * task started anew, which reads the chunk where the warehouse has it: a chunk another worker took over (this one held
- * up past --dead-after), which the task then finds read, and a COMMIT nobody could tell about for a minute.
+ * failed). An error of no known kind is a bug or a surprise of a library: worth another try before giving up. An error
+ * that stopped a chunk's writer so that no page counts twice (`ChunkStoppedError`: a chunk another worker took over, a
+ * COMMIT nobody could tell about) is safe for a task started anew, which reads the chunk where the warehouse has it.
  *
  * @example taskTriedAgain(new ChunkMovedError(['7'])) // → true
  * taskTriedAgain(new FatalError('bad job file')) // → false
  */
 export function taskTriedAgain(err: unknown): boolean {
-  if (err instanceof ChunkMovedError || err instanceof CommitUnknownError) return true;
-  return !(err instanceof EtlError) || isRetryable(err);
+  return err instanceof ChunkStoppedError || !(err instanceof EtlError) || isRetryable(err);
 }
 
 /**

@@ -18,11 +18,10 @@ describe('chunkMoves', () => {
       { chunkId: '7', rows: rows(1000), start: at('k1', 120), checkpoint: at('k2', 110) },
       { chunkId: '7', rows: rows(250), start: at('k2', 110), checkpoint: at(null, 100, true, []) },
     ]);
-    const from = { from_done: false };
     expect(moves).toEqual([
       {
         id: '7',
-        ...from,
+        from_done: false,
         from_page_key: 'k0',
         from_resume_to_block: 130,
         from_open_hashes: ['0xaa'],
@@ -37,7 +36,7 @@ describe('chunkMoves', () => {
       },
       {
         id: '8',
-        ...from,
+        from_done: false,
         from_page_key: null,
         from_resume_to_block: null,
         from_open_hashes: [],

@@ -186,16 +186,31 @@ const HASH_AGAINST_PAGE = 'SET LOCAL enable_hashjoin = on; SET LOCAL enable_nest
 const UNIQUE_VIOLATION = '23505';
 
 /**
+ * What stops a chunk's writer at once because writing its pages again could count them twice: fatal to the writer
+ * (no retry of the page), and safe for a task that starts the chunk anew from where the warehouse has it (a worker's
+ * task is tried again: `taskTriedAgain`). `chunks` in the message as `chunk 7` or `chunks 7, 8`.
+ */
+export class ChunkStoppedError extends FatalError {
+  constructor(
+    readonly chunks: readonly string[],
+    message: (chunks: string) => string,
+    cause?: unknown,
+  ) {
+    super(message(chunks.length === 1 ? `chunk ${chunks[0]}` : `chunks ${chunks.join(', ')}`), { cause, details: { chunks } });
+  }
+}
+
+/**
  * A page's chunk does not stand where the page begins, nor where it ends: another writer moved it (a worker that took
  * the chunk over while this one was stuck). Nothing of the page is written, and its chunk stops here, since the other
  * writer reads it on.
  */
-export class ChunkMovedError extends FatalError {
-  constructor(readonly chunks: readonly string[]) {
-    const which = chunks.length === 1 ? `Chunk ${chunks[0]}` : `Chunks ${chunks.join(', ')}`;
+export class ChunkMovedError extends ChunkStoppedError {
+  constructor(chunks: readonly string[]) {
     super(
-      `${which} moved on without this writer (another worker or run took it over while this one was held up): its page was not written, and this writer stops reading it. What was committed stays; the chunk goes on where the other writer is.`,
-      { details: { chunks } },
+      chunks,
+      (which) =>
+        `The ${which} moved on without this writer (another worker or run took it over while this one was held up): its page was not written, and this writer stops reading it. What was committed stays; the chunk goes on where the other writer is.`,
     );
   }
 }
@@ -253,14 +268,24 @@ export async function beginPageSession(client: pg.PoolClient): Promise<BackendSe
   return backend ?? undefined;
 }
 
-/** The first twelve parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$20): the chunk's move over one page (`chunkMoves`). */
+/** The first twelve parameters of CHECKPOINT (and CHECKPOINT_IF_HELD's $9–$20): the chunk's move over one page (`chunkMoves`), then where it starts. */
 function checkpointValues(load: Pick<PageLoad, 'chunkId' | 'rows' | 'start' | 'checkpoint'>): unknown[] {
-  const [m] = chunkMoves([load]);
-  return [m!.id, m!.page_key, m!.resume_to_block, m!.done, m!.rows, m!.open_hashes, m!.open_log_indexes, ...startValues(m!)];
+  const m = chunkMoves([load])[0]!;
+  return [
+    m.id,
+    m.page_key,
+    m.resume_to_block,
+    m.done,
+    m.rows,
+    m.open_hashes,
+    m.open_log_indexes,
+    m.from_page_key,
+    m.from_resume_to_block,
+    m.from_done,
+    m.from_open_hashes,
+    m.from_open_log_indexes,
+  ];
 }
-
-/** A move's start as five parameters, in the order of the position's columns. */
-const startValues = (m: ChunkMove): unknown[] => [m.from_page_key, m.from_resume_to_block, m.from_done, m.from_open_hashes, m.from_open_log_indexes];
 
 /** A chunk's position before and after the pages of a transaction, with the pages and rows they added. */
 export interface ChunkMove {

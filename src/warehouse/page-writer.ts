@@ -2,10 +2,9 @@ import type { TimeBudget } from '../common/time-budget.ts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.ts';
-import { FatalError } from '../common/errors.ts';
 import { withRetry } from '../common/retry.ts';
 import type { Warehouse } from './db.ts';
-import { AlreadyLoadedError, chunksMoved, CommitFailedError, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
+import { AlreadyLoadedError, ChunkStoppedError, chunksMoved, CommitFailedError, loadPage, type MergeCounts, type PageLoad } from './load-page.ts';
 import { holdConnection } from './held-connection.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import { setFresh, type ChunkState } from './ranges.ts';
@@ -31,12 +30,13 @@ export function committedAnyway(pool: pg.Pool, loads: readonly Pick<PageLoad, 'c
  * A COMMIT of pages failed and the warehouse could not be asked afterwards whether it committed: written again, pages
  * that did commit would move their chunks back and count twice, so nothing is written again and the run stops.
  */
-export class CommitUnknownError extends FatalError {
+export class CommitUnknownError extends ChunkStoppedError {
   constructor(chunks: readonly string[], cause: unknown) {
-    const which = chunks.length === 1 ? `chunk ${chunks[0]}` : `chunks ${chunks.join(', ')}`;
     super(
-      `The COMMIT of pages of ${which} failed (${(cause as Error)?.message ?? String(cause)}) and the warehouse did not answer for about a minute after, so whether it committed is unknown; nothing was written again. Once PostgreSQL answers, run the job again: it resumes from what is committed.`,
-      { cause, details: { chunks } },
+      chunks,
+      (which) =>
+        `The COMMIT of pages of ${which} failed (${(cause as Error)?.message ?? String(cause)}) and the warehouse did not answer for about a minute after, so whether it committed is unknown; nothing was written again. Once PostgreSQL answers, run the job again: it resumes from what is committed.`,
+      cause,
     );
   }
 }
