@@ -242,6 +242,52 @@ describe('workers on one queue', () => {
     }
   }, 240_000);
 
+  it('a worker frozen past --dead-after whose chunk locks were lost comes back without counting a page twice', async () => {
+    const target = await migratedWarehouse('workers_frozen');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await jobFile(dir, 'frozen', world, { pageSize: 25 }, HEAD);
+      expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      const lease = ['--dead-after', '5'];
+      const frozen = spawnWorker(world, target.url, ['--concurrency', '2', ...lease]);
+      await waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= 10, {
+        what: 'the first worker to commit pages',
+        timeoutMs: 60_000,
+      });
+      // the machine pauses the worker (a VM migrated, a laptop asleep), and the connections that hold its chunks' locks
+      // drop meanwhile; its other connections, a transaction of pages among them, stay open
+      frozen.child.kill('SIGSTOP');
+      const dropped = await target.warehouse.pool.query<{ pid: number }>(
+        `SELECT DISTINCT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+          WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database() AND l.pid <> pg_backend_pid()`,
+      );
+      expect(dropped.rows.length).toBeGreaterThan(0);
+      await target.warehouse.pool.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [dropped.rows.map((r) => r.pid)]);
+      // another worker takes its tasks over once it is not heard from, and reads their chunks from where the warehouse has them
+      const rescuer = spawnWorker(world, target.url, ['--concurrency', '2', ...lease]);
+      const handedBack = () => rescuer.logs().some((l) => l['msg'] === 'workers not heard from: their tasks go back to the queue');
+      await waitFor(async () => handedBack(), { what: "the rescuer to take the frozen worker's tasks", timeoutMs: 60_000 });
+      await sleep(2_000);
+      frozen.child.kill('SIGCONT');
+      await finishThenStop(target, [frozen, rescuer], 'the two workers to finish the job');
+
+      // the frozen worker's tasks stopped (their locks were gone) and were given back to be tried again, not failed
+      const stopped = frozen.logs().filter((l) => l['msg'] === 'task failed; it will be tried again');
+      expect(stopped.length, JSON.stringify(frozen.logs().slice(-20))).toBeGreaterThan(0);
+      expect(frozen.logs().filter((l) => l['msg'] === 'task failed; retrying cannot help, so it ends here')).toEqual([]);
+      await expectExact(world, target);
+      const read = chunksRead([frozen, rescuer]);
+      expect(read.length).toBe(new Set(read).size);
+      // every row counted once in the run, though two workers wrote pages of the same chunks
+      const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().execute();
+      expect(runs.map((r) => ({ status: r.status, inserted: Number(r.rows_inserted), updated: Number(r.rows_updated) }))).toEqual([
+        { status: 'succeeded', inserted: OPTIONS.transfers, updated: 0 },
+      ]);
+    } finally {
+      await target.drop();
+    }
+  }, 240_000);
+
   it('a worker stopped with SIGTERM ends its page, exits 0 and hands its tasks back at once', async () => {
     const target = await migratedWarehouse('workers_term');
     try {
