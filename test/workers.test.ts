@@ -72,6 +72,10 @@ const count = async (target: Awaited<ReturnType<typeof migratedWarehouse>>, quer
 
 const succeededRuns = (target: Awaited<ReturnType<typeof migratedWarehouse>>) => count(target, `SELECT count(*)::text AS n FROM export_runs WHERE status = 'succeeded'`);
 
+/** Waits until the job's chunks have committed at least `pages` pages between them. */
+const pagesCommitted = (target: Awaited<ReturnType<typeof migratedWarehouse>>, pages: number, what: string) =>
+  waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= pages, { what, timeoutMs: 60_000 });
+
 /**
  * The job's run has succeeded and the queue is empty. The run closes inside the last task, a moment before
  * graphile-worker deletes that task: stopping a worker in that moment could leave the task to run again.
@@ -192,8 +196,7 @@ describe('workers on one queue', () => {
       const lease = ['--dead-after', '5'];
 
       const doomed = spawnWorker(world, target.url, ['--concurrency', '2', ...lease]);
-      const pages = () => count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks');
-      await waitFor(async () => (await pages()) >= 10, { what: 'the first worker to commit pages', timeoutMs: 60_000 });
+      await pagesCommitted(target, 10, 'the first worker to commit pages');
       // while workers read the job, `run` of it waits its turn rather than reading the same chunks
       const run = await runCli(['run', file], { env });
       expect(run.code, run.stderr).toBe(75);
@@ -250,10 +253,7 @@ describe('workers on one queue', () => {
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
       const lease = ['--dead-after', '5'];
       const frozen = spawnWorker(world, target.url, ['--concurrency', '2', ...lease]);
-      await waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= 10, {
-        what: 'the first worker to commit pages',
-        timeoutMs: 60_000,
-      });
+      await pagesCommitted(target, 10, 'the first worker to commit pages');
       // the machine pauses the worker (a VM migrated, a laptop asleep), and the connections that hold its chunks' locks
       // drop meanwhile; its other connections, a transaction of pages among them, stay open
       frozen.child.kill('SIGSTOP');
@@ -295,10 +295,7 @@ describe('workers on one queue', () => {
       const file = await jobFile(dir, 'term', world, { pageSize: 5 }, HEAD);
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
       const stopped = spawnWorker(world, target.url, ['--concurrency', '2']);
-      await waitFor(async () => (await count(target, 'SELECT coalesce(sum(pages), 0)::text AS n FROM export_chunks')) >= 10, {
-        what: 'the worker to commit pages',
-        timeoutMs: 60_000,
-      });
+      await pagesCommitted(target, 10, 'the worker to commit pages');
       // its queue's connections (graphile-worker's) are probed when idle, as the warehouse's are
       const queue = await target.warehouse.pool.query<{ port: number | null }>(
         `SELECT client_port AS port FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'erc20-etl queue'`,
