@@ -61,6 +61,40 @@ describe('erc20-etl usage and configuration errors', () => {
     expect(r.stderr).toMatch(/pageSize/);
   });
 
+  it('lists every problem of the job file, the settings and the flags at once, instead of one kind at a time', async () => {
+    const file = join(tmp, 'bad-all.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad', contracts: [{ address: '0x12', fromBlock: 1 }], pageSize: 5000 }));
+    const budget = join(tmp, 'no-such-folder', 'budget.json');
+    const r = await runCli(['run', file, '--metrics-port', 'abc', '--time-budget', budget], { env: { DATABASE_URL: 'not a url', CHAIN_API_URL: '' } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/6 problems with the command's job file, settings and flags/);
+    for (const problem of [
+      /bad-all\.json: contracts\[0\]\.address/,
+      /bad-all\.json: pageSize/,
+      /DATABASE_URL is not a URL/,
+      /no chain API: set CHAIN_API_URL/,
+      /--metrics-port: expected a port number/,
+      /--time-budget: cannot write .*budget\.json/,
+    ])
+      expect(r.stderr).toMatch(problem);
+
+    const flags = await runCli(['backfill', '--contract', 'nope', '--from', '1', '--to', '2', '--metrics-port', '70000'], {
+      env: { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', CHAIN_API_URL: '' },
+    });
+    expect(flags.code, flags.stderr).toBe(2);
+    for (const problem of [/--contract/, /no chain API/, /--metrics-port: expected a port number/]) expect(flags.stderr).toMatch(problem);
+
+    const report = await runCli(['report', '--days', '0', '--runs', 'abc'], { env: { DATABASE_URL: '' } });
+    expect(report.code, report.stderr).toBe(2);
+    for (const problem of [/--out FILE is required/, /--days: expected a whole number/, /--runs: expected a whole number/, /no database: set DATABASE_URL/])
+      expect(report.stderr).toMatch(problem);
+
+    const worker = await runCli(['worker', '--concurrency', '0', '--metrics-port', 'x'], { env: { DATABASE_URL: 'mysql://x@h/db', CHAIN_API_URL: api() } });
+    expect(worker.code, worker.stderr).toBe(2);
+    for (const problem of [/--concurrency: expected an integer/, /DATABASE_URL must be a postgres/, /--metrics-port: expected a port number/])
+      expect(worker.stderr).toMatch(problem);
+  });
+
   it('exits 2 for bad backfill flags, naming each', async () => {
     const r = await runCli(['backfill', '--contract', 'nope', '--from', '9', '--to', '3'], { env: { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', CHAIN_API_URL: api() } });
     expect(r.code).toBe(2);

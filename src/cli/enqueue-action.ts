@@ -2,6 +2,7 @@ import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
+import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
 import { installQueue } from '../queue/install.ts';
@@ -15,8 +16,9 @@ import { ensureMigrated } from './exporter.ts';
  * for) and puts one task per chunk on the queue for `erc20-etl worker` processes; prints what it queued.
  */
 export async function enqueue(file: string, flags: ConnectionFlags): Promise<void> {
-  const job = await loadJobFile(file);
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: job.source });
+  const jobRead = loadJobFile(file);
+  const known = await jobRead.catch(() => undefined);
+  const [job, settings] = await checkAll([() => jobRead, () => resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: known?.source ?? 'any' })]);
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 3 });
   const source = createSource({ api: settings.api!, logger, clock: systemClock, warehouse, concurrency: 1, job });

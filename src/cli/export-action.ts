@@ -9,7 +9,8 @@ import { limitHeapGrowth } from './heap-growth.ts';
 import { budgetText, summaryText } from './summary.ts';
 import { writeFile } from 'node:fs/promises';
 import { createTimeBudget } from '../common/time-budget.ts';
-import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
+import { checkMetricsFlags, withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
+import { checkAll } from '../config/check-all.ts';
 
 /** `--rpc-timeout` and `--time-budget`, as commander hands them over. */
 export interface SourceFlags {
@@ -19,27 +20,39 @@ export interface SourceFlags {
 
 /** `erc20-etl backfill --contract … --from N --to N [--source node]`: the range as an ad-hoc job, run now. */
 export async function backfill(flags: ConnectionFlags & BackfillFlags & MetricsFlags & Pick<SourceFlags, 'timeBudget'>): Promise<void> {
-  const job = backfillJob(flags);
-  await exportAndPrint(job, flags, 'backfill');
+  await exportAndPrint(() => backfillJob(flags), flags, 'backfill');
 }
 
 /** `erc20-etl run jobs/NAME.json`: the job file, run now. */
 export async function runJobFile(file: string, flags: ConnectionFlags & MetricsFlags & SourceFlags): Promise<void> {
-  const job = await loadJobFile(file);
-  await exportAndPrint(job, flags, 'run', file);
+  await exportAndPrint(() => loadJobFile(file), flags, 'run', file);
 }
 
-async function exportAndPrint(job: Readonly<JobConfig>, flags: ConnectionFlags & MetricsFlags & SourceFlags, command: 'run' | 'backfill', file?: string): Promise<void> {
-  if (flags.rpcTimeout !== undefined && job.source !== 'node') {
-    const which = file ? `the job file ${file} reads the builder API ("source": "builder")` : 'this backfill reads the builder API (add --source node for a node)';
-    throw new ConfigError(`--rpc-timeout applies to node sources only: ${which}.`);
-  }
+async function exportAndPrint(
+  readJob: () => Readonly<JobConfig> | Promise<Readonly<JobConfig>>,
+  flags: ConnectionFlags & MetricsFlags & SourceFlags,
+  command: 'run' | 'backfill',
+  file?: string,
+): Promise<void> {
+  const jobRead = Promise.resolve().then(readJob);
+  // the settings depend on the job's source: a job that cannot be read is checked against either kind of endpoint
+  const known = await jobRead.catch(() => undefined);
   const budgetFile = flags.timeBudget;
+  const [job, timeoutMs, settings] = await checkAll([
+    () => jobRead,
+    () => {
+      if (flags.rpcTimeout !== undefined && known && known.source !== 'node') {
+        const which = file ? `the job file ${file} reads the builder API ("source": "builder")` : 'this backfill reads the builder API (add --source node for a node)';
+        throw new ConfigError(`--rpc-timeout applies to node sources only: ${which}.`);
+      }
+      return rpcTimeoutMs(flags);
+    },
+    () => resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: known?.source ?? 'any' }),
+    () => checkMetricsFlags(flags),
+    // a file that cannot be written stops the run before it starts, not after
+    () => (budgetFile === undefined ? undefined : writeBudget(budgetFile, {})),
+  ]);
   const budget = budgetFile === undefined ? undefined : createTimeBudget();
-  const timeoutMs = rpcTimeoutMs(flags);
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: job.source });
-  // a file that cannot be written stops the run before it starts, not after
-  if (budgetFile !== undefined) await writeBudget(budgetFile, {});
   limitHeapGrowth(job.source);
   const terminal = createTerminalLines();
   const logger = createLogger({ terminal });

@@ -14,6 +14,11 @@ export const withMetrics = (cmd: Command): Command =>
     .option('--metrics-port <port>', 'serve Prometheus metrics at http://HOST:PORT/metrics while the command runs (0: any free port)')
     .option('--metrics-host <host>', 'address the metrics endpoint listens on', '127.0.0.1');
 
+/** Checks the metrics flags before anything starts: a bad port is a usage error (exit 2). */
+export function checkMetricsFlags(flags: MetricsFlags): void {
+  metricsPort(flags);
+}
+
 /** The port asked for, or undefined when metrics are off; a bad value is a usage error (exit 2). */
 function metricsPort(flags: MetricsFlags): number | undefined {
   if (flags.metricsPort === undefined) return undefined;

@@ -1,4 +1,5 @@
 import { createLogger } from '../common/logger.ts';
+import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { migrateToLatest, pendingMigrations } from '../warehouse/migrate.ts';
@@ -18,8 +19,10 @@ const CHAIN_KEYS = '0009_chain_keys';
  * @example await migrate({}) // stdout: "erc20-etl migrate: applied 0001_initial"
  */
 export async function migrate(flags: ConnectionFlags & { chainId?: string }): Promise<void> {
-  const chainId = flags.chainId === undefined ? undefined : chainIdFlag(flags.chainId, '--chain-id');
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });
+  const [chainId, settings] = await checkAll([
+    () => (flags.chainId === undefined ? undefined : chainIdFlag(flags.chainId, '--chain-id')),
+    () => resolveSettings({ flags, env: process.env, needs: { database: true, api: false } }),
+  ]);
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 2 });
   try {

@@ -4,6 +4,7 @@ import { createLogger } from '../common/logger.ts';
 import { createSourceCounters } from '../common/source-counters.ts';
 import { SOURCE_EXPECTED, SOURCE_KINDS, type SourceKind } from '../config/job-schema.ts';
 import { rpcTimeoutMs } from '../config/load-job.ts';
+import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { HttpStatusError, ResponseTooLargeError } from '../source/errors.ts';
 import { CallTimeoutError, createHttpClient, type HttpClient } from '../source/http-client.ts';
@@ -30,9 +31,18 @@ const NO_CONTRACT = `0x${'00'.repeat(20)}`;
  * (exit 1) naming what is missing. Every line is redacted: a node's error may repeat its URL.
  */
 export async function probe(flags: ProbeFlags): Promise<void> {
-  const source = sourceKind(flags.source);
-  const timeoutMs = rpcTimeoutMs(flags);
-  const { api } = resolveSettings({ flags, env: process.env, needs: { database: false, api: true }, source });
+  const known = (() => {
+    try {
+      return sourceKind(flags.source);
+    } catch {
+      return 'any';
+    }
+  })();
+  const [source, timeoutMs, { api }] = await checkAll([
+    () => sourceKind(flags.source),
+    () => rpcTimeoutMs(flags),
+    () => resolveSettings({ flags, env: process.env, needs: { database: false, api: true }, source: known }),
+  ]);
   const endpoint = api!;
   const logger = createLogger();
   const counters = createSourceCounters();

@@ -1,6 +1,7 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { ConfigError, FatalError } from '../common/errors.ts';
 import { createLogger } from '../common/logger.ts';
+import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { readReportData } from '../report/report-data.ts';
 import { reportPage } from '../report/report-page.ts';
@@ -27,10 +28,15 @@ function count(flag: string, text: string | undefined, fallback: number): number
  * The file is written whole or not at all.
  */
 export async function writeReport(flags: ConnectionFlags & ReportFlags): Promise<void> {
-  if (!flags.out) throw new ConfigError('report: --out FILE is required: where to write the HTML page (e.g. --out report.html).');
-  const days = count('days', flags.days, 90);
-  const runs = count('runs', flags.runs, 30);
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });
+  const [out, days, runs, settings] = await checkAll([
+    () => {
+      if (!flags.out) throw new ConfigError('report: --out FILE is required: where to write the HTML page (e.g. --out report.html).');
+      return flags.out;
+    },
+    () => count('days', flags.days, 90),
+    () => count('runs', flags.runs, 30),
+    () => resolveSettings({ flags, env: process.env, needs: { database: true, api: false } }),
+  ]);
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger: createLogger(), maxConnections: 2 });
   try {
     // an unmigrated warehouse is told to migrate, not shown a missing relation
@@ -38,18 +44,18 @@ export async function writeReport(flags: ConnectionFlags & ReportFlags): Promise
     const data = await readReportData(warehouse.db, { days, runs, now: new Date() }).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
-    const partial = `${flags.out}.partial`;
+    const partial = `${out}.partial`;
     try {
       await writeFile(partial, reportPage(data));
-      await rename(partial, flags.out);
+      await rename(partial, out);
     } catch (err) {
       // nothing half-written is left beside it
       await rm(partial, { force: true }).catch(() => undefined);
-      throw new FatalError(`report: could not write ${flags.out} (${(err as Error).message}). Check that its folder exists and is writable.`);
+      throw new FatalError(`report: could not write ${out} (${(err as Error).message}). Check that its folder exists and is writable.`);
     }
     const tokens = new Set(data.daily.map((d) => d.token)).size;
     process.stdout.write(
-      `erc20-etl report: wrote ${flags.out} (${data.daily.length} token-days of ${tokens} token(s), ${data.coverage.length} covered span(s), ${data.runs.length} run(s))\n`,
+      `erc20-etl report: wrote ${out} (${data.daily.length} token-days of ${tokens} token(s), ${data.coverage.length} covered span(s), ${data.runs.length} run(s))\n`,
     );
   } finally {
     await warehouse.close();

@@ -2,6 +2,7 @@ import { systemClock } from '../common/clock.ts';
 import { EtlError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
+import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { jobChain, type SourceKind } from '../config/job-schema.ts';
 import { createSourceCounters } from '../common/source-counters.ts';
@@ -21,8 +22,7 @@ import { skippedText } from './summary.ts';
  * skipped as not ERC-20 transfers), and, for the chain `CHAIN_API_URL` serves when it is set, the lag behind its head.
  */
 export async function printStatus(file: string | undefined, flags: ConnectionFlags & { json?: boolean }): Promise<void> {
-  const job = file ? await loadJobFile(file) : undefined;
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: false } });
+  const [job, settings] = await checkAll([() => (file ? loadJobFile(file) : undefined), () => resolveSettings({ flags, env: process.env, needs: { database: true, api: false } })]);
   const logger = createLogger();
   const warehouse = createWarehouse({ databaseUrl: settings.databaseUrl!, logger, maxConnections: 2 });
   try {

@@ -1,6 +1,7 @@
 import { systemClock } from '../common/clock.ts';
 import { FatalError } from '../common/errors.ts';
 import { createLogger } from '../common/logger.ts';
+import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { installQueue } from '../queue/install.ts';
 import { queueStatus } from '../queue/queue-status.ts';
@@ -12,14 +13,17 @@ import type { Logger } from '../common/logger.ts';
 import { extendSource, type Source } from '../source/source.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
-import { withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
+import { checkMetricsFlags, withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
 import { workerSettings, type WorkerFlags } from './worker-flags.ts';
 
 /** `erc20-etl worker`: runs queued chunk tasks with this process's own CHAIN_API_URL. */
 export async function worker(flags: ConnectionFlags & MetricsFlags & WorkerFlags): Promise<void> {
-  const options = await workerSettings(flags);
-  // one URL for the builder jobs and the node jobs the queue holds: read as either (the whole path redacted)
-  const settings = resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: 'any' });
+  const [options, settings] = await checkAll([
+    () => workerSettings(flags),
+    // one URL for the builder jobs and the node jobs the queue holds: read as either (the whole path redacted)
+    () => resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: 'any' }),
+    () => checkMetricsFlags(flags),
+  ]);
   const logger = createLogger();
   const api = settings.api!;
   await withMetricsServed(flags, logger, async (metrics) => {

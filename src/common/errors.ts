@@ -74,10 +74,12 @@ export class InterruptedError extends FatalError {
 export class ConfigError extends FatalError {
   override readonly exitCode = 2;
   constructor(
-    message: string,
+    /** What is wrong, before the list of problems. */
+    readonly headline: string,
     readonly problems: readonly string[] = [],
-    hint?: string,
+    /** What to do about them, after the list. */
+    readonly hint?: string,
   ) {
-    super([problems.length ? `${message}\n  ${problems.join('\n  ')}` : message, hint].filter(Boolean).join('\n'));
+    super([problems.length ? `${headline}\n  ${problems.join('\n  ')}` : headline, hint].filter(Boolean).join('\n'));
   }
 }
