@@ -139,6 +139,63 @@ describe('the project id', () => {
   }, 300_000);
 });
 
+describe("a node's key", () => {
+  const KEY = 'nodeKEY-5b1f9c27d4e8a063';
+  const USER = 'reader';
+  const BASIC = Buffer.from(`${USER}:${KEY}`).toString('base64');
+  let node: Server;
+  let port = 0;
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  beforeAll(async () => {
+    // a node that answers its chain id, and refuses everything else in a 200 answer whose message repeats the path,
+    // query and Authorization header it was asked with, as some providers do, padded so that a message shortened to
+    // 80 characters cuts through the key
+    node = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const calls = JSON.parse(body) as { id: number; method: string } | { id: number; method: string }[];
+        const answer = (c: { id: number; method: string }) =>
+          c.method === 'eth_chainId'
+            ? { jsonrpc: '2.0', id: c.id, result: '0x1' }
+            : {
+                jsonrpc: '2.0',
+                id: c.id,
+                error: { code: -32602, message: `invalid key ${'.'.repeat(40)} ${req.url} auth ${req.headers.authorization ?? 'none'}`, data: `${req.url}` },
+              };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(Array.isArray(calls) ? calls.map(answer) : answer(calls)));
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    port = (node.address() as { port: number }).port;
+    target = await migratedWarehouse('security_node_key');
+  });
+  afterAll(async () => {
+    await target?.drop();
+    await new Promise((r) => node?.close(r));
+  });
+
+  it('is redacted from a provider’s error that repeats it, before the message is shortened: in the output, the logs and the ledger', async () => {
+    const urls = [`http://127.0.0.1:${port}/v3/${KEY}`, `http://127.0.0.1:${port}/rpc?apikey=${KEY}`, `http://${USER}:${KEY}@127.0.0.1:${port}/rpc`];
+    const haystack: Haystack = [];
+    for (const url of urls) {
+      const r = await runCli(['backfill', '--source', 'node', '--chain', '1', '--contract', contracts()[0]!, '--from', '700', '--to', '710'], {
+        env: { LOG_LEVEL: 'debug', DATABASE_URL: target.url, CHAIN_API_URL: url },
+      });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/JSON-RPC error -32602 "invalid key/);
+      haystack.push({ where: `${url.replace(KEY, 'KEY')}: stdout`, text: r.stdout }, { where: `${url.replace(KEY, 'KEY')}: stderr`, text: r.stderr });
+    }
+    haystack.push(...(await everyRowAsText(target.url)));
+    // any eight characters of the key, or of the Basic credential, in a row
+    const pieces = [KEY, BASIC].flatMap((secret) => Array.from({ length: secret.length - 7 }, (_, i) => secret.slice(i, i + 8)));
+    const found = haystack.filter((h) => pieces.some((p) => h.text.includes(p))).map((h) => h.where);
+    expect(found).toEqual([]);
+    expect(haystack.some((h) => h.text.includes('<redacted>'))).toBe(true);
+  }, 120_000);
+});
+
 interface Observed {
   result: CliResult;
   /** /proc/<pid>/cmdline, comm and every thread's comm, read while it ran; `raw` adds environ (the canary). */

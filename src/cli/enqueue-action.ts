@@ -3,6 +3,7 @@ import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { checkAll } from '../config/check-all.ts';
+import { redactedError } from '../config/api-url.ts';
 import { resolveSettings } from '../config/settings.ts';
 import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
 import { installQueue } from '../queue/install.ts';
@@ -29,6 +30,8 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
     await installQueue(settings.databaseUrl!, logger);
     const { head } = await source.chainHead(job.contracts.map((c) => c.address));
     process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId)));
+  } catch (err) {
+    throw redactedError(err, settings.api!);
   } finally {
     await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);

@@ -11,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { createTimeBudget } from '../common/time-budget.ts';
 import { checkMetricsFlags, withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
 import { checkAll } from '../config/check-all.ts';
+import { redactedError } from '../config/api-url.ts';
 
 /** `--rpc-timeout` and `--time-budget`, as commander hands them over. */
 export interface SourceFlags {
@@ -62,7 +63,9 @@ async function exportAndPrint(
       job,
       command,
     ),
-  );
+  ).catch((err: unknown) => {
+    throw redactedError(err, settings.api!);
+  });
   if (!budget || budgetFile === undefined) {
     process.stdout.write(summaryText(await exported));
     return;

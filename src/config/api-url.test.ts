@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../common/errors.ts';
-import { parseApiUrl } from './api-url.ts';
+import { parseApiUrl, redactedError } from './api-url.ts';
 
 describe('parseApiUrl', () => {
   it('keeps the base URL and redacts the project id', () => {
@@ -99,5 +99,20 @@ describe('parseApiUrl', () => {
         expect(() => parseApiUrl(bad), bad).toThrow(/must be a plain base URL ending in the project id, without query, fragment or user info$/);
       }
     });
+  });
+});
+
+describe('redactedError', () => {
+  const api = parseApiUrl('https://node.example/v3/KEY-0123456789', undefined, 'node');
+  it('redacts an error’s message and stack in place, and leaves other errors and values as they are', () => {
+    const err = new Error('bad key /v3/KEY-0123456789');
+    expect(redactedError(err, api)).toBe(err);
+    expect(err.message).toBe('bad key /<redacted>');
+    expect(err.stack).not.toContain('KEY-0123456789');
+    const clean = new Error('nothing secret');
+    const stack = clean.stack;
+    expect(redactedError(clean, api)).toBe(clean);
+    expect(clean.stack).toBe(stack);
+    expect(redactedError('KEY-0123456789', api)).toBe('KEY-0123456789');
   });
 });

@@ -137,3 +137,18 @@ function decodeURIComponentSafe(text: string): string {
     return text;
   }
 }
+
+/**
+ * `err` with its message (and stack) passed through `endpoint.redact`: the last guard of a command before it prints
+ * a failure, behind the redaction of every message built from an answer (`redactAnswerErrors`, `httpStatusError`).
+ *
+ * @example throw redactedError(err, api) // err.message 'bad key /v2/KEY' → 'bad key /<redacted>'
+ */
+export function redactedError(err: unknown, endpoint: Pick<ApiEndpoint, 'redact'>): unknown {
+  if (!(err instanceof Error)) return err;
+  const clean = endpoint.redact(err.message);
+  if (clean === err.message) return err;
+  err.message = clean;
+  if (err.stack) err.stack = endpoint.redact(err.stack);
+  return err;
+}

@@ -9,6 +9,7 @@ import {
   PageKeyRejectedError,
   parseApiError,
   parseRetryAfter,
+  redactAnswerErrors,
   UnparsableBodyError,
   type RequestTarget,
 } from './errors.ts';
@@ -118,5 +119,27 @@ describe('UnparsableBodyError', () => {
     const cut = new UnparsableBodyError(target, 'Unexpected end of JSON input', '{"count":3,', 'application/json');
     expect(cut.message).toContain('HTTP 200 with a body that is not JSON (Unexpected end of JSON input), starting "{\\"count\\":3,"');
     expect(cut.message).not.toContain('error page');
+  });
+});
+
+describe('redactAnswerErrors', () => {
+  const endpoint = parseApiUrl('https://node.example/v3/KEY-0123456789', undefined, 'node');
+  it("redacts the message and text data of an answer's error, and of each answer of a batch, leaving results alone", () => {
+    const single = { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'bad key /v3/KEY-0123456789', data: 'asked /v3/KEY-0123456789' } };
+    expect(redactAnswerErrors(single, endpoint)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'bad key /<redacted>', data: 'asked /<redacted>' } });
+    const batch = [{ id: 1, result: 'KEY-0123456789' }, { id: 2, error: { code: -32000, message: 'KEY-0123456789' } }, { id: 3, error: 'KEY-0123456789' }, null];
+    expect(redactAnswerErrors(batch, endpoint)).toEqual([
+      { id: 1, result: 'KEY-0123456789' },
+      { id: 2, error: { code: -32000, message: '<redacted>' } },
+      { id: 3, error: '<redacted>' },
+      null,
+    ]);
+    expect(redactAnswerErrors({ transfers: [], error: null }, endpoint)).toEqual({ transfers: [], error: null });
+  });
+  it('redacts an unparsable body before it is shortened', () => {
+    const start = `${'x'.repeat(50)}/v3/KEY-0123456789 and more`;
+    const err = new UnparsableBodyError({ endpoint, method: 'POST', pathAndQuery: '' }, 'Unexpected token', start, 'text/html');
+    expect(err.message).not.toMatch(/KEY-0|0123456/);
+    expect(err.message).toContain('/<redacted>');
   });
 });

@@ -52,6 +52,37 @@ export function describeTarget(target: RequestTarget): string {
   return target.endpoint.redact(`${target.method} ${target.endpoint.redacted}${path}${context ? ` (${context})` : ''}`);
 }
 
+/**
+ * An answer whose errors' words are redacted in place: the `error` of the answer (a JSON-RPC error in a 200 answer,
+ * or a REST error object) and of each answer of a batch, its `message` and any text `data`. A provider that repeats
+ * the URL or the Authorization header in such a message then never puts the credential into anything built from it,
+ * and redaction comes before any message shortens the text (a shortened key no longer matches). Results are left
+ * alone: they are chain data, and too large to scan.
+ *
+ * @example redactAnswerErrors({ error: { code: -32000, message: 'bad key /v2/KEY' } }, endpoint) // → { error: { code: -32000, message: 'bad key /<redacted>' } }
+ */
+export function redactAnswerErrors<T>(answer: T, endpoint: Pick<ApiEndpoint, 'redact'>): T {
+  if (Array.isArray(answer)) {
+    for (const item of answer) redactError(item, endpoint);
+  } else {
+    redactError(answer, endpoint);
+  }
+  return answer;
+}
+
+function redactError(answer: unknown, endpoint: Pick<ApiEndpoint, 'redact'>): void {
+  if (answer === null || typeof answer !== 'object' || !('error' in answer)) return;
+  const holder = answer as { error: unknown };
+  if (typeof holder.error === 'string') {
+    holder.error = endpoint.redact(holder.error);
+    return;
+  }
+  if (holder.error === null || typeof holder.error !== 'object') return;
+  const error = holder.error as { message?: unknown; data?: unknown };
+  if (typeof error.message === 'string') error.message = endpoint.redact(error.message);
+  if (typeof error.data === 'string') error.data = endpoint.redact(error.data);
+}
+
 /** The `code` and `message` of an error body: REST `{"error":{"code","message"}}` or a JSON-RPC error. */
 export function parseApiError(body: unknown): { code?: string | number; message?: string } {
   const error = (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { error?: unknown }).error : undefined) as
@@ -208,7 +239,11 @@ export class UnparsableBodyError extends RetryableError {
     const type = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
     const what = type && !type.includes('json') ? `a ${type} body` : 'a body';
     const hint = type.includes('html') ? ': an error page, probably from a proxy or gateway in front of the API' : '';
-    super(target.endpoint.redact(`${describeTarget(target)}: HTTP 200 with ${what} that is not JSON (${detail}), starting ${JSON.stringify(start.slice(0, 60))}${hint}`));
+    super(
+      target.endpoint.redact(
+        `${describeTarget(target)}: HTTP 200 with ${what} that is not JSON (${detail}), starting ${JSON.stringify(target.endpoint.redact(start).slice(0, 60))}${hint}`,
+      ),
+    );
   }
 }
 

@@ -9,6 +9,7 @@ import {
   describeTarget,
   httpStatusError,
   parseApiError,
+  redactAnswerErrors,
   parseRetryAfter,
   ResponseTooLargeError,
   TlsError,
@@ -200,7 +201,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       }
     }
     if (status >= 200 && status < 300) {
-      if (parseError === undefined) return json;
+      if (parseError === undefined) return redactAnswerErrors(json, endpoint);
       countError(counters, 'bad-body');
       const type = headers['content-type'];
       throw new UnparsableBodyError(target, parseError, text ?? '', Array.isArray(type) ? type[0] : type);
@@ -211,7 +212,8 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     throw httpStatusError(target, {
       status,
       apiCode: api.code,
-      apiMessage: api.message ?? (parseError === undefined || !text ? undefined : text.slice(0, 200)),
+      // redacted before it is shortened: a shortened credential would no longer be found
+      apiMessage: api.message ?? (parseError === undefined || !text ? undefined : endpoint.redact(text).slice(0, 200)),
       retryAfterMs: parseRetryAfter(headers['retry-after'], clock.now()),
     });
   }
