@@ -75,6 +75,18 @@ describe('the HTML report', () => {
     const figures = page.locator('figure');
     // transfers, a volume chart per token, coverage, runs
     expect(await figures.count()).toBe(3 + contracts.length);
+    // every legend entry, as the browser lays out its text, lies inside its chart
+    const legends = await page.locator('svg').evaluateAll((svgs) =>
+      svgs.flatMap((svg) =>
+        [...svg.querySelectorAll('text[data-legend]')].map((t) => {
+          const box = (t as unknown as { getBBox(): { x: number; y: number; width: number; height: number } }).getBBox();
+          const view = (svg as unknown as { viewBox: { baseVal: { width: number; height: number } } }).viewBox.baseVal;
+          return { text: t.textContent, inside: box.x >= 0 && box.x + box.width <= view.width && box.y + box.height <= view.height };
+        }),
+      ),
+    );
+    expect(legends.length).toBeGreaterThan(0);
+    expect(legends.filter((l) => !l.inside)).toEqual([]);
     const points = (caption: string) =>
       figures
         .filter({ has: page.locator('figcaption', { hasText: caption }) })

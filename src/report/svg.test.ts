@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reportPage } from './report-page.ts';
-import { barChart, escapeHtml, lineChart, spanChart } from './svg.ts';
+import { barChart, escapeHtml, lineChart, shortName, spanChart } from './svg.ts';
 
 const count = (svg: string) => (svg.match(/data-point/g) ?? []).length;
 
@@ -27,6 +27,35 @@ describe('report charts', () => {
     // the highest value is at the top of the plot, a lower one below it
     const cy = (value: string) => Number(new RegExp(`data-value="${value}" cx="[\\d.]+" cy="([\\d.]+)"`).exec(svg)![1]);
     expect(cy('2.000000')).toBeGreaterThan(cy('115792089237316195423570985008687907853269984665640564039457584007913129639935'));
+  });
+
+  it('keeps every legend entry inside the chart: seven tokens go on in a second row, and the chart grows to hold it', () => {
+    const names = ['SYN0', 'SYN1', 'Synthetic Token Two', 'SYN3', 'ÉSYN (chain 8453)', 'SYN5', '0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c (chain 1)'];
+    const svg = lineChart(
+      'Transfers',
+      'transfers',
+      names.map((name) => ({ name, points: [{ x: '2024-01-01', y: 1, text: '1' }] })),
+    );
+    const [, width, height] = /viewBox="0 0 (\d+) (\d+)"/.exec(svg)!.map(Number);
+    const entries = [...svg.matchAll(/<text data-legend x="([\d.]+)" y="([\d.]+)" font-size="11">([^<]*)<\/text>/g)].map((m) => ({
+      x: Number(m[1]),
+      y: Number(m[2]),
+      text: m[3]!,
+    }));
+    expect(entries.map((e) => e.text)).toEqual(['SYN0', 'SYN1', 'Synthetic Token Two', 'SYN3', 'ÉSYN (chain 8453)', 'SYN5', '0xa12a…2f0c (chain 1)']);
+    for (const e of entries) {
+      expect(e.x + e.text.length * 7).toBeLessThanOrEqual(width!);
+      expect(e.y).toBeLessThan(height!);
+    }
+    expect(new Set(entries.map((e) => e.y)).size).toBe(2);
+    expect(height).toBe(240 + 16);
+  });
+
+  it('shortens addresses in a name and cuts what is still too long, keeping a token and its chain whole', () => {
+    expect(shortName('SUSD (chain 8453)')).toBe('SUSD (chain 8453)');
+    expect(shortName('0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c')).toBe('0xa12a…2f0c');
+    expect(shortName('A token with a very long name indeed')).toBe('A token with a very l…');
+    expect(shortName('A token with a very long name indeed', 28)).toHaveLength(28);
   });
 
   it('draws bars and spans', () => {

@@ -15,9 +15,15 @@ const HEIGHT = 240;
 const PAD = { left: 64, right: 24, top: 28, bottom: 48 };
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f'];
 
-/** A long name (a contract address) shortened for a legend or a row label: `0xb20d…c11c`. */
-export function shortName(name: string): string {
-  return name.length > 16 ? `${name.slice(0, 6)}…${name.slice(-4)}` : name;
+/**
+ * A name shortened for a legend or a row label: each contract address in it as `0xb20d…c11c`, then, if still longer
+ * than `max` characters, cut to them with `…` at the end. A token's name and its chain (`USDC (chain 8453)`) stay whole.
+ *
+ * @example shortName('0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c (chain 1)') // → '0xa12a…2f0c (chain 1)'
+ */
+export function shortName(name: string, max = 22): string {
+  const short = name.replace(/0x[0-9a-fA-F]{40}/g, (a) => `${a.slice(0, 6)}…${a.slice(-4)}`);
+  return short.length > max ? `${short.slice(0, max - 1)}…` : short;
 }
 
 /** `<`, `>`, `&` and quotes as entities: for text and attribute values. */
@@ -69,13 +75,34 @@ function xLabels(labels: readonly string[], xOf: (i: number) => number): string 
     .join('');
 }
 
-function legend(series: readonly Series[]): string {
-  return series
-    .map((s, i) => {
-      const x = PAD.left + i * 150;
-      return `<rect x="${x}" y="${HEIGHT - 18}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/><text x="${x + 14}" y="${HEIGHT - 9}" font-size="11">${escapeHtml(shortName(s.name))}</text>`;
-    })
-    .join('');
+/** A legend row's height, and the most a legend entry's name may hold. */
+const LEGEND_ROW = 16;
+const LEGEND_NAME = 28;
+/** The width an 11 px character may take (wide letters included), for laying out legend entries without a browser. */
+const CHAR_WIDTH = 7;
+
+/**
+ * The legend: an entry per series, each as wide as its name, left to right under the chart, going on in rows below
+ * when they do not fit across (the chart grows by a row each). Every entry stays inside the chart's width.
+ */
+function legend(series: readonly Series[]): { svg: string; rows: number } {
+  const entries: string[] = [];
+  let x = PAD.left;
+  let row = 0;
+  series.forEach((s, i) => {
+    const name = shortName(s.name, LEGEND_NAME);
+    const width = 14 + name.length * CHAR_WIDTH + 16;
+    if (x > PAD.left && x + width > WIDTH - PAD.right) {
+      row++;
+      x = PAD.left;
+    }
+    const y = HEIGHT - 18 + row * LEGEND_ROW;
+    entries.push(
+      `<rect x="${x}" y="${y}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/><text data-legend x="${x + 14}" y="${y + 9}" font-size="11">${escapeHtml(name)}</text>`,
+    );
+    x += width;
+  });
+  return { svg: entries.join(''), rows: series.length ? row + 1 : 0 };
 }
 
 /**
@@ -106,7 +133,8 @@ export function lineChart(title: string, yLabel: string, series: readonly Series
       return `<path d="${path}" fill="none" stroke="${color}" stroke-width="1.5"/>${dots}`;
     })
     .join('');
-  return frame(title, `${yAxis(max, yLabel)}${xLabels(labels, xOf)}${body}${legend(series)}`);
+  const key = legend(series);
+  return frame(title, `${yAxis(max, yLabel)}${xLabels(labels, xOf)}${body}${key.svg}`, HEIGHT + Math.max(0, key.rows - 1) * LEGEND_ROW);
 }
 
 /**
