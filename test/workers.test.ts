@@ -288,6 +288,40 @@ describe('workers on one queue', () => {
     }
   }, 240_000);
 
+  it('a run stopped by SIGTERM whose ranges are then queued runs again, and the workers that finish them mark it succeeded', async () => {
+    const target = await migratedWarehouse('workers_reopen');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await jobFile(dir, 'reopen', world, { pageSize: 25 }, HEAD);
+      const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env: { ...process.env, ...env } });
+      const stopped = collect(child, 120_000);
+      await pagesCommitted(target, 10, 'the run to commit pages');
+      child.kill('SIGTERM');
+      expect((await stopped).code).toBe(143);
+      const runs = () => target.warehouse.db.selectFrom('export_runs').select(['id', 'status', 'error', 'rows_inserted', 'rows_updated']).orderBy('id').execute();
+      expect((await runs()).map((r) => r.status)).toEqual(['failed']);
+
+      const enqueued = await runCli(['enqueue', file], { env });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      expect(enqueued.stdout).toMatch(/open range\(s\) of earlier runs: their unfinished chunks queued again/);
+      expect(enqueued.stdout).toMatch(/run 1 had ended failed with them open: running again/);
+      expect((await runs()).map((r) => [r.status, r.error])).toEqual([['running', null]]);
+      const worker = spawnWorker(world, target.url, ['--once', '--concurrency', '4']);
+      const done = await worker.result;
+      expect(done.code, done.stderr).toBe(0);
+
+      await expectExact(world, target);
+      // one run, which did the whole job: the interrupted process's pages and the workers' counted once each
+      expect((await runs()).map((r) => ({ status: r.status, inserted: Number(r.rows_inserted), updated: Number(r.rows_updated) }))).toEqual([
+        { status: 'succeeded', inserted: OPTIONS.transfers, updated: 0 },
+      ]);
+      const status = await runCli(['status'], { env: { DATABASE_URL: target.url } });
+      expect(status.stdout).toMatch(/last run: +#1 reopen succeeded/);
+    } finally {
+      await target.drop();
+    }
+  }, 180_000);
+
   it('a worker stopped with SIGTERM ends its page, exits 0 and hands its tasks back at once', async () => {
     const target = await migratedWarehouse('workers_term');
     try {

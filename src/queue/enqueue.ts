@@ -8,7 +8,7 @@ import type { Warehouse } from '../warehouse/db.ts';
 import { takeEnqueueTurn } from '../warehouse/enqueue-lock.ts';
 import { addTaskUnlessRunning } from '../warehouse/queue-tasks.ts';
 import { insertRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
-import { setRunSpan, startRun } from '../warehouse/runs.ts';
+import { reopenFailedRuns, setRunSpan, startRun } from '../warehouse/runs.ts';
 import { inTransaction, type WarehouseTransaction } from '../warehouse/transaction.ts';
 import { chainTasks, chunkJobKey, type ChunkPayload } from './payloads.ts';
 
@@ -26,6 +26,8 @@ export interface EnqueueResult {
   planned: { contract: string; fromBlock: number; toBlock: number; chunks: number }[];
   /** Open ranges (an earlier enqueue, or a run that stopped) whose unfinished chunks were queued again. */
   resumed: number;
+  /** Runs that had ended failed with those ranges open, running again now that their chunks are queued. */
+  reopened: string[];
   /** Chunk tasks added. */
   queued: number;
   /** Chunks whose task was on the queue already (waiting, or given up after its attempts): it starts afresh. */
@@ -48,6 +50,8 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
     await checkJobNameChain(trx, job, chainId);
 
     const resumed = await openRanges(trx, chainId, job.name);
+    // a run that ended failed with ranges open (stopped by a signal, a task given up) goes on with the workers
+    const reopened = await reopenFailedRuns(trx, [...new Set(resumed.map((r) => r.createdByRun))]);
     const busy = new Set(resumed.map((r) => r.contract));
     const contracts = job.contracts.map((c) => c.address);
     const plan = planRun({
@@ -78,6 +82,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
       ...(runId !== undefined && { runId }),
       planned: planned.map((r) => ({ contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, chunks: r.chunks.length })),
       resumed: resumed.length,
+      reopened,
       ...counts,
     };
   });
@@ -88,6 +93,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
     head,
     ranges: result.planned.length,
     resumed: result.resumed,
+    reopened: result.reopened,
     queued: result.queued,
     waiting: result.waiting,
     running: result.running,

@@ -50,6 +50,23 @@ export async function startRun(
   return row.id;
 }
 
+/**
+ * Opens again the runs among `runIds` that ended failed (a `run` stopped by a signal, a queued run whose task gave up)
+ * because their open ranges are being queued again: workers finishing those ranges then mark the run succeeded (or
+ * failed again, with the new reason), so the ledger ends saying what became of the work. Resolves to the ids opened.
+ */
+export async function reopenFailedRuns(db: Kysely<Database>, runIds: readonly string[]): Promise<string[]> {
+  if (!runIds.length) return [];
+  const rows = await db
+    .updateTable('export_runs')
+    .set({ status: 'running', error: null, finished_at: null })
+    .where('id', 'in', [...runIds])
+    .where('status', '=', 'failed')
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id).sort((a, b) => Number(a) - Number(b));
+}
+
 /** Ends a run: its status, and the reason when it failed. Its totals are what its ledger added (addToRun), its row counts what its pages did. */
 export async function endRun(db: Kysely<Database>, runId: string, end: { status: Exclude<RunStatus, 'running'>; error?: string }): Promise<void> {
   await db
