@@ -51,8 +51,22 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
   if (!Number.isSafeInteger(deps.batchSize) || deps.batchSize < 1) throw new RangeError(`headerBatchSize must be a positive integer, got ${deps.batchSize}`);
   const limits = deps.remembered ?? REMEMBERED;
   let batchSize = deps.batchSize;
-  // undefined until the node tells: erigon_getHeaderByHash is tried first
+  // undefined until the node tells, asked once with one call before the first batch: a node without the method would
+  // otherwise refuse a whole first batch of it, and every batch sent beside it (each a call billed by a provider)
   let erigon: boolean | undefined;
+  let asking: Promise<boolean> | undefined;
+  const knowErigon = (): Promise<boolean> => {
+    if (erigon !== undefined) return Promise.resolve(erigon);
+    asking ??= rpcCall(http, 'erigon_getHeaderByHash', [`0x${'00'.repeat(32)}`]).then(
+      (outcome) => (erigon ??= !('error' in outcome && outcome.error.code === RPC_CODES.methodNotFound)),
+      (err: unknown) => {
+        // a failed question is asked again by the next batch
+        asking = undefined;
+        throw err;
+      },
+    );
+    return asking;
+  };
   const unserved = new Map<string, unknown>();
   const inFlight = new Map<string, Promise<unknown | null>>();
 
@@ -64,7 +78,7 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
 
   /** One POST of `batch`: the headers, or 'refused' when the node refuses a batch this large. */
   async function post(batch: readonly string[]): Promise<Map<string, unknown | null> | 'refused'> {
-    const method = erigon === false ? 'eth_getBlockByHash' : 'erigon_getHeaderByHash';
+    const method = (await knowErigon()) ? 'erigon_getHeaderByHash' : 'eth_getBlockByHash';
     const calls = batch.map((hash, i) => ({ jsonrpc: '2.0', id: i + 1, method, params: method === 'erigon_getHeaderByHash' ? [hash] : [hash, false] }));
     http.counters.headerCalls += calls.length;
     let answer: unknown;
@@ -150,13 +164,7 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
     get batchSize() {
       return batchSize;
     },
-    async supportsErigon() {
-      if (erigon === undefined) {
-        const outcome = await rpcCall(http, 'erigon_getHeaderByHash', [`0x${'00'.repeat(32)}`]);
-        erigon = !('error' in outcome && outcome.error.code === RPC_CODES.methodNotFound);
-      }
-      return erigon;
-    },
+    supportsErigon: knowErigon,
   };
 }
 

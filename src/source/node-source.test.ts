@@ -580,13 +580,14 @@ describe('createNodeSource: headers', () => {
     expect(warned[0]).toMatchObject({ msg: 'could not read the stored headers; asking the node for them', err: 'connection terminated' });
   });
 
-  it('falls back to eth_getBlockByHash after -32601, from then on, keeping the header fields only', async () => {
+  it('asks once, with one call, whether the node has erigon_getHeaderByHash; without it, reads eth_getBlockByHash from the first batch on, keeping the header fields only', async () => {
     const chain = buildChain(100, 119, busy);
     const node = fakeNode(chain, { erigon: false });
     const source = sourceOf(node, { startRange: 10 });
-    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 119 });
+    // two contracts' pages at once: their first header batches wait for the one answer
+    const [{ rows }] = await Promise.all([readAll(source, { contract: USDC, fromBlock: 100, toBlock: 119 }), readAll(source, { contract: DAI, fromBlock: 100, toBlock: 119 })]);
     expect(rows).toEqual(expectedRows(chain, USDC));
-    expect(node.calls.filter((c) => c.method === 'erigon_getHeaderByHash')).toHaveLength(10);
+    expect(node.calls.filter((c) => c.method === 'erigon_getHeaderByHash')).toHaveLength(1);
     expect(node.calls.filter((c) => c.method === 'eth_getBlockByHash').map((c) => c.params[1])).toEqual(Array(20).fill(false));
     const [hash, header] = [...chain.headers][0]!;
     expect((await source.headersByHash([hash])).get(hash)).toEqual(header);
