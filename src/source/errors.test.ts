@@ -58,9 +58,9 @@ describe('httpStatusError', () => {
     }
   });
 
-  it('makes 400, 401, 403 and 404 fatal, each saying what to do', () => {
+  it('makes 400, 401, 403, 404, 501 and 505 fatal, each saying what to do', () => {
     const messages = Object.fromEntries(
-      [400, 401, 403, 404].map((status) => {
+      [400, 401, 403, 404, 501, 505].map((status) => {
         const err = httpStatusError(target, { status, apiCode: 'x', apiMessage: 'y' });
         expect(isRetryable(err)).toBe(false);
         expect(err).toBeInstanceOf(HttpStatusError);
@@ -72,6 +72,9 @@ describe('httpStatusError', () => {
     expect(messages[403]).toContain('plan capacity is exceeded');
     expect(messages[404]).toContain('check that CHAIN_API_URL is the base URL');
     expect(messages[400]).toContain('HTTP 400 x "y"');
+    // a plain web server asked a JSON-RPC POST: not a failure that passes
+    for (const status of [501, 505])
+      expect(messages[status]).toContain('the server does not implement this request, however often it is asked: check that CHAIN_API_URL is the chain API');
   });
 
   it('never shows the project id, even when the API echoes it', () => {

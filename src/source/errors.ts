@@ -131,6 +131,8 @@ function statusHint(status: number): string {
   if (status === 403) return 'the plan capacity is exceeded: wait until the plan quota resets or raise the plan, then run again (committed progress is kept)';
   if (status === 404) return 'no such endpoint: check that CHAIN_API_URL is the base URL of the chain API, like https://<network>.<provider>/<project-id>';
   if (status === 429) return 'rate limited: lower the requests per second if this happens often';
+  if (status === 501 || status === 505)
+    return 'the server does not implement this request, however often it is asked: check that CHAIN_API_URL is the chain API (for the builder API its base URL; for a node, its JSON-RPC URL)';
   if (status >= 500) return 'a transient failure of the API';
   if (status === 400) return 'the API refused the request: check the contract address, the block range and the page size of the job';
   return 'the API refused the request';
@@ -145,7 +147,7 @@ function statusText(request: string, details: HttpStatusDetails, hint: string): 
   return `${request}: HTTP ${details.status}${api ? ` ${api}` : ''}: ${hint}`;
 }
 
-/** An HTTP status: 429 (with its `Retry-After`), 408 and 5xx may pass (`retryable`); 400, 401, 403, 404, … repeat. */
+/** An HTTP status: 429 (with its `Retry-After`), 408 and 5xx may pass (`retryable`); 400, 401, 403, 404, 501, 505, … repeat. */
 export class HttpStatusError extends EtlError {
   readonly status: number;
   readonly apiCode: string | number | undefined;
@@ -163,9 +165,9 @@ export class HttpStatusError extends EtlError {
   }
 }
 
-/** 429, 408 and 5xx may pass; every other status repeats however often it is asked. */
+/** 429, 408 and 5xx may pass, but for 501 and 505 (not implemented, HTTP version not supported); every other status repeats however often it is asked. */
 function isRetryableStatus(status: number): boolean {
-  return status === 429 || status === 408 || status >= 500;
+  return status === 429 || status === 408 || (status >= 500 && status !== 501 && status !== 505);
 }
 
 /**
