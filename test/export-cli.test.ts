@@ -11,6 +11,7 @@ import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { datasetTransfers, migratedWarehouse, warehouseTransfers } from './helpers/exporter.ts';
+import { tryJobLock } from '../src/warehouse/job-lock.ts';
 
 const SECRET_PROJECT = 'proj-SECRET-4242';
 const tmp = mkdtempSync(join(tmpdir(), 'erc20-etl-export-cli-'));
@@ -327,6 +328,43 @@ describe('erc20-etl status', () => {
       const r = await collect(child, 60_000);
       expect(r.stderr).not.toMatch(/EPIPE|Unhandled|unexpected failure/);
       expect(r.code, r.stderr).toBe(0);
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('shows a run whose process is gone as ended without finishing, and one whose process holds its job as running', async () => {
+    const target = await migratedWarehouse('cli_status_gone');
+    try {
+      const [a] = contracts();
+      const first = await runCli(['backfill', '--contract', a!, '--from', '500', '--to', '510'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
+      expect(first.code, first.stderr).toBe(0);
+      // a `run` of job "gone" still marked running, as a process killed mid-run leaves it; and a queued run of another job
+      await target.warehouse.pool.query(`INSERT INTO export_runs (chain_id, job, command, contracts) VALUES (1, 'queued', 'enqueue', ARRAY[$1]), (1, 'gone', 'run', ARRAY[$1])`, [
+        a,
+      ]);
+      const status = async () => {
+        const text = await runCli(['status'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+        const json = await runCli(['status', '--json'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
+        expect(text.code, text.stderr).toBe(0);
+        return { text: text.stdout, lastRun: (JSON.parse(json.stdout) as { contracts: { lastRun: unknown }[] }).contracts[0]!.lastRun };
+      };
+      const gone = await status();
+      expect(gone.lastRun).toMatchObject({ id: '3', job: 'gone', status: 'running', abandoned: true });
+      expect(gone.text).toMatch(/last run: +#3 gone ended without finishing \(no process holds its job: it was killed or crashed; the job's next run resumes its work\)/);
+      // a live `run` holds its job (job-lock.ts)
+      const lock = await tryJobLock(target.warehouse, 'gone');
+      expect(lock).toBeDefined();
+      try {
+        const live = await status();
+        expect(live.lastRun).toMatchObject({ id: '3', status: 'running', abandoned: false });
+        expect(live.text).toMatch(/last run: +#3 gone running, chain 1/);
+      } finally {
+        await lock?.release();
+      }
+      // a queued run is running while its tasks wait, whoever holds its job
+      await target.warehouse.pool.query(`DELETE FROM export_runs WHERE job = 'gone'`);
+      expect((await status()).lastRun).toMatchObject({ id: '2', job: 'queued', status: 'running', abandoned: false });
     } finally {
       await target.drop();
     }

@@ -68,7 +68,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
           (s.lastRun && s.skippedLogs && (s.skippedLogs.erc721 || s.skippedLogs.other)
             ? `  skipped:     ${skippedText(s.skippedLogs)} in run #${s.lastRun.id} (not ERC-20 transfers, not stored)\n`
             : '') +
-          `  last run:    ${s.lastRun ? `#${s.lastRun.id} ${s.lastRun.job} ${s.lastRun.status}, chain ${s.lastRun.chainId}, at ${s.lastRun.startedAt.toISOString()}${s.lastRun.error ? ` — ${s.lastRun.error}` : ''}` : 'none'}\n` +
+          `  last run:    ${s.lastRun ? lastRunText(s.lastRun) : 'none'}\n` +
           `  lag:         ${lag}\n`,
       );
     }
@@ -93,6 +93,12 @@ function queueText(q: QueueStatus): string {
 }
 
 /** How far a contract's coverage is behind the head of the endpoint's chain; unknown for other chains. */
+/** The last run in a line: its id, job, status (a run no process holds any more said so), chain, start and error. */
+function lastRunText(run: NonNullable<ContractStatus['lastRun']>): string {
+  const status = run.abandoned ? "ended without finishing (no process holds its job: it was killed or crashed; the job's next run resumes its work)" : run.status;
+  return `#${run.id} ${run.job} ${status}, chain ${run.chainId}, at ${run.startedAt.toISOString()}${run.error ? ` — ${run.error}` : ''}`;
+}
+
 function lagText(s: ContractStatus, endpoint: EndpointHead | undefined): string {
   const top = s.covered.at(-1)?.toBlock;
   if (endpoint === undefined) return 'lag unknown (set CHAIN_API_URL)';

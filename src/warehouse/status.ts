@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { gaps, mergeSpans, type Span } from '../common/spans.ts';
 import type { Database, RunStatus } from './schema.ts';
+import { lockKeys } from './lock-keys.ts';
 import { skippedLogsOfRun, type SkippedCounts } from './skipped-logs.ts';
 
 export interface ContractStatus {
@@ -14,7 +15,21 @@ export interface ContractStatus {
   inProgress: Span[];
   rows: number;
   /** The last run of the chain that touched the contract, with that chain (decimal text). */
-  lastRun: { id: string; job: string; chainId: string; status: RunStatus; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
+  lastRun: {
+    id: string;
+    job: string;
+    chainId: string;
+    status: RunStatus;
+    startedAt: Date;
+    finishedAt: Date | null;
+    error: string | null;
+    /**
+     * A `run` or `backfill` still marked running whose job no process holds (its lock went with the connection): the
+     * process was killed or crashed, and the job's next run resumes its work. Queued runs are never abandoned so:
+     * their workers hold the job only while on a task.
+     */
+    abandoned: boolean;
+  } | null;
   /**
    * Logs with the Transfer topic that the last run (`lastRun`) read for the contract and skipped as not ERC-20
    * transfers (a node source's ERC-721 and other shapes); zeros when it skipped none, null when there is no run.
@@ -22,6 +37,12 @@ export interface ContractStatus {
    */
   skippedLogs: SkippedCounts | null;
 }
+
+// whether a session holds the run's job lock (lock-keys.ts): pg_locks shows a bigint advisory key as its two halves
+const jobHeld = sql<boolean>`EXISTS (
+  SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND d.datname = current_database()
+    AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${lockKeys.job('')}::text || export_runs.job, 0))`;
 
 /**
  * Per chain and contract (by chain id, then address): the blocks covered (merged), the gaps between them, open ranges,
@@ -58,6 +79,7 @@ export async function contractStatus(db: Kysely<Database>, job?: { chainId: numb
     const run = await db
       .selectFrom('export_runs')
       .select(['id', 'job', 'chain_id', 'status', 'started_at', 'finished_at', 'error'])
+      .select(sql<boolean>`status = 'running' AND command NOT IN ('enqueue', 'schedule') AND NOT ${jobHeld}`.as('abandoned'))
       .where('chain_id', '=', chain)
       .where(sql<boolean>`${contract} = ANY(contracts)`)
       .orderBy('id', 'desc')
@@ -74,7 +96,16 @@ export async function contractStatus(db: Kysely<Database>, job?: { chainId: numb
       inProgress: open.map((o) => ({ fromBlock: Number(o.from_block), toBlock: Number(o.to_block) })),
       rows: Number(rows?.n ?? 0),
       lastRun: run
-        ? { id: run.id, job: run.job, chainId: String(run.chain_id), status: run.status, startedAt: run.started_at, finishedAt: run.finished_at, error: run.error }
+        ? {
+            id: run.id,
+            job: run.job,
+            chainId: String(run.chain_id),
+            status: run.status,
+            startedAt: run.started_at,
+            finishedAt: run.finished_at,
+            error: run.error,
+            abandoned: run.abandoned,
+          }
         : null,
       skippedLogs: skipped,
     });
