@@ -513,6 +513,48 @@ describe('a task the worker cannot do', () => {
     expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM graphile_worker.jobs')).rows[0]!.n)).toBe(0);
   });
 
+  it('counts tasks given up for bad data in status with their error; the next enqueue queues them again and its run ends succeeded', async () => {
+    const { target } = world;
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-given-up-'));
+    const control = (path: string, body?: unknown) =>
+      fetch(`${world.devnet.origin}/__control/${path}`, {
+        method: 'POST',
+        ...(body !== undefined && { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      });
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await oneChunkJob(dir, 'bad-rows');
+      expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      expect((await control('corrupt', { kind: 'bad-address', contract: world.contracts()[0], times: 100 })).ok).toBe(true);
+      const bad = spawnWorker(world, target.url, ['--once']);
+      const failed = await bad.result;
+      expect(failed.code, failed.stderr).toBe(1);
+      expect(failed.stderr).toContain('task(s) failed and were given up');
+      // the tasks left the queue; their chunks wait for an enqueue, and status says so with the error
+      expect(await count(target, `SELECT count(*)::text AS n FROM graphile_worker.jobs`)).toBe(0);
+      const status = async () =>
+        (JSON.parse((await runCli(['status', '--json'], { env: { DATABASE_URL: target.url } })).stdout) as { queue: { givenUp: number; lastError: string | null } }).queue;
+      const givenUp = await status();
+      expect(givenUp.givenUp).toBe(await count(target, `SELECT count(*)::text AS n FROM export_chunks WHERE NOT done`));
+      expect(givenUp.givenUp).toBeGreaterThan(0);
+      expect(givenUp.lastError).toMatch(/address/);
+      const text = await runCli(['status'], { env: { DATABASE_URL: target.url } });
+      expect(text.stdout).toMatch(new RegExp(`${givenUp.givenUp} given up \\(\`erc20-etl enqueue\` queues their chunks afresh\\)`));
+
+      expect((await control('corrupt/clear')).ok).toBe(true);
+      const again = await runCli(['enqueue', file], { env });
+      expect(again.stdout).toMatch(/run \d+ had ended failed with them open: running again/);
+      const good = spawnWorker(world, target.url, ['--once']);
+      expect((await good.result).code).toBe(0);
+      expect((await status()).givenUp).toBe(0);
+      const runs = await target.warehouse.db.selectFrom('export_runs').select('status').where('job', '=', 'bad-rows').execute();
+      expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+    } finally {
+      await control('corrupt/clear');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('worker --once exits 1 when its tasks must be tried again later (their job is held), and a later --once finishes them', async () => {
     const { target } = world;
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-busy-'));

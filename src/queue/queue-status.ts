@@ -1,6 +1,6 @@
 import type { Warehouse } from '../warehouse/db.ts';
 import { readQueueStatus, type QueueStatus } from '../warehouse/queue-status.ts';
-import { TASK_PREFIX } from './payloads.ts';
+import { chunkJobKey, TASK_PREFIX } from './payloads.ts';
 
 export type { QueueStatus };
 
@@ -9,5 +9,5 @@ export type { QueueStatus };
  * never installed (no `erc20-etl migrate` since workers came to this version).
  */
 export function queueStatus(db: Warehouse['db']): Promise<QueueStatus | undefined> {
-  return readQueueStatus(db, TASK_PREFIX);
+  return readQueueStatus(db, { prefix: TASK_PREFIX, chunkKeyPrefix: chunkJobKey('') });
 }
