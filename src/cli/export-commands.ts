@@ -69,7 +69,7 @@ export function registerExportCommands(program: Command): void {
   withConnections(
     program
       .command('status')
-      .description('per contract: blocks covered, gaps, open ranges, rows, last run; and the lag behind the head when CHAIN_API_URL is set')
+      .description('per chain, then per contract: blocks covered, gaps, open ranges, rows, last run; the lag behind the head when CHAIN_API_URL is set; then the task queue')
       .argument('[job-file]', 'limit to the contracts of this job')
       .option('--json', 'one JSON document instead of a table'),
     true,
