@@ -6,6 +6,7 @@ import { ConfigError } from '../common/errors.ts';
 import { backfillJob, loadJobFile, parseJobText, rpcTimeoutMs } from './load-job.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+const DAI = '0x6b175474e89094c44da98b954eedeac495271d0f';
 const USDT = '0xdac17f958d2ee523a2206206994597c13d831ec7';
 
 let dir: string;
@@ -257,6 +258,17 @@ describe('parseJobText', () => {
   it('names the file it is given in every problem', () => {
     const err = configErrorOfSync(() => parseJobText('{"name": "x", "contracts": [{"address": "0x1", "fromBlock": 1}]}', 'jobs/nightly.json'));
     expect(err.problems).toEqual(['jobs/nightly.json: contracts[0].address: expected a contract address: 0x and 40 hex digits, got "0x1"']);
+  });
+
+  it('refuses a key given twice, which JSON.parse would quietly read as its last value, beside the other problems', () => {
+    const text = `{"name": "x", "pageSize": 0,\n "contracts": [{"address": "${USDC}", "fromBlock": 5, "fromBlock": 7}]}`;
+    const err = configErrorOfSync(() => parseJobText(text, 'jobs/twice.json'));
+    expect(err.problems).toEqual([
+      'jobs/twice.json: line 2, column 90: "fromBlock" is given twice in contracts[0] (line 2 too); JSON keeps only the last, so remove one',
+      'jobs/twice.json: pageSize: expected an integer from 1 to 1000, got 0',
+    ]);
+    // the same key in two objects is no repeat
+    expect(parseJobText(`{"name": "x", "contracts": [{"address": "${USDC}", "fromBlock": 5}, {"address": "${DAI}", "fromBlock": 5}]}`, 'a.json').contracts).toHaveLength(2);
   });
 });
 

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../common/errors.ts';
 import { DEFAULT_CHAIN, jobSchema, MAX_BLOCK_NUMBER, MAX_CHAIN_ID, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
-import { describeIssues, jsonSyntaxProblem } from './problems.ts';
+import { describeIssues, duplicateKeys, jsonSyntaxProblem } from './problems.ts';
 
 const JOB_FILE_HINT = 'Fix them and run again. jobs/job.schema.json describes every field; with "$schema": "./job.schema.json" in the file, editors check it as you type.';
 
@@ -45,8 +45,8 @@ export function parseJobText(text: string, file: string): Readonly<JobConfig> {
     throw new ConfigError(`Invalid job file ${file}: it is not valid JSON`, [`${file}: ${where}`], 'Fix the JSON and run again.');
   }
   const parsed = jobSchema.safeParse(input);
-  if (!parsed.success) {
-    const problems = describeIssues(parsed.error.issues, input, { schema: jobSchema }).map((p) => `${file}: ${p}`);
+  const problems = [...duplicateKeys(body), ...(parsed.success ? [] : describeIssues(parsed.error.issues, input, { schema: jobSchema }))].map((p) => `${file}: ${p}`);
+  if (problems.length || !parsed.success) {
     throw new ConfigError(`Invalid job file ${file} (${count(problems.length)}):`, problems, JOB_FILE_HINT);
   }
   return deepFreeze(parsed.data);

@@ -123,6 +123,39 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /**
+ * Each key an object of valid JSON text holds twice: `JSON.parse` keeps the last silently, so a key written twice by
+ * mistake would quietly lose its first value. One problem per repeated key, where it is repeated.
+ *
+ * @example duplicateKeys('{"name": "a",\n "name": "b"}')
+ * // → ['line 2, column 2: "name" is given twice (line 1 too); JSON keeps only the last, so remove one']
+ */
+export function duplicateKeys(text: string): string[] {
+  const problems: string[] = [];
+  // each open object's keys, with the line each first appeared on
+  const open: Map<string, number>[] = [];
+  visit(text, {
+    onObjectBegin: () => {
+      open.push(new Map());
+    },
+    onObjectEnd: () => {
+      open.pop();
+    },
+    onObjectProperty: (property, _offset, _length, line, column, path) => {
+      const keys = open.at(-1);
+      if (!keys) return;
+      const first = keys.get(property);
+      if (first === undefined) {
+        keys.set(property, line);
+        return;
+      }
+      const where = path().length ? ` in ${fieldPath(path())}` : '';
+      problems.push(`line ${line + 1}, column ${column + 1}: ${JSON.stringify(property)} is given twice${where} (line ${first + 1} too); JSON keeps only the last, so remove one`);
+    },
+  });
+  return problems;
+}
+
+/**
  * Where and why text is not JSON, for a message: `JSON.parse` does not always say where (Node 20 gives no
  * position for an unexpected token). Returns undefined when the text is valid JSON.
  *
