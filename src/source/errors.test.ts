@@ -10,6 +10,7 @@ import {
   parseApiError,
   parseRetryAfter,
   redactAnswerErrors,
+  TransportError,
   UnparsableBodyError,
   type RequestTarget,
 } from './errors.ts';
@@ -144,5 +145,16 @@ describe('redactAnswerErrors', () => {
     const err = new UnparsableBodyError({ endpoint, method: 'POST', pathAndQuery: '' }, 'Unexpected token', start, 'text/html');
     expect(err.message).not.toMatch(/KEY-0|0123456/);
     expect(err.message).toContain('/<redacted>');
+  });
+});
+
+describe('TransportError', () => {
+  it('says what to check after a timeout, naming the one deadline a user can set (no "request timeout" setting exists)', () => {
+    const endpoint = parseApiUrl('https://node.example/v3/KEY-0123456789', undefined, 'node');
+    const err = new TransportError({ endpoint, method: 'POST', pathAndQuery: '' }, 'timeout', 'no answer');
+    expect(isRetryable(err)).toBe(true);
+    expect(err.message).toContain('check that CHAIN_API_URL answers');
+    expect(err.message).toContain('--rpc-timeout');
+    expect(err.message).not.toContain('KEY-0123456789');
   });
 });
