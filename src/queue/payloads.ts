@@ -18,6 +18,18 @@ export function chainTasks(chain: number): { chunk: string; enqueue: string } {
   return chain === 1 ? { ...TASKS } : { chunk: `${TASKS.chunk}_${chain}`, enqueue: `${TASKS.enqueue}_${chain}` };
 }
 
+/**
+ * The chain a task name of this tool is for (`chainTasks` backwards), or undefined for a name it never gives.
+ *
+ * @example chainOfTask('erc20_etl_chunk_8453') // → 8453
+ * chainOfTask('erc20_etl_enqueue') // → 1
+ */
+export function chainOfTask(name: string): number | undefined {
+  const m = /^erc20_etl_(?:chunk|enqueue)(?:_(\d+))?$/.exec(name);
+  if (!m) return undefined;
+  return m[1] === undefined ? 1 : Number(m[1]);
+}
+
 const id = z.string().regex(/^\d+$/, { error: 'expected an id of digits' });
 
 /**

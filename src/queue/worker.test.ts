@@ -3,6 +3,7 @@ import { FatalError, RetryableError } from '../common/errors.ts';
 import { ChunkMovedError } from '../warehouse/load-page.ts';
 import { CommitUnknownError } from '../warehouse/page-writer.ts';
 import { taskTriedAgain } from './worker.ts';
+import { chainOfTask, chainTasks } from './payloads.ts';
 
 describe('a failed task', () => {
   it('is tried again when retrying can help, when its chunk was taken over, after a COMMIT nobody could tell about, or when its error is of no known kind', () => {
@@ -14,5 +15,16 @@ describe('a failed task', () => {
 
   it('ends when retrying cannot help: bad data, bad configuration', () => {
     expect(taskTriedAgain(new FatalError('the API served a transfer twice'))).toBe(false);
+  });
+});
+
+describe('chainOfTask', () => {
+  it('reads the chain of each task name chainTasks gives, and nothing of another name', () => {
+    for (const chain of [1, 10, 8453]) {
+      const tasks = chainTasks(chain);
+      expect([chainOfTask(tasks.chunk), chainOfTask(tasks.enqueue)]).toEqual([chain, chain]);
+    }
+    expect(chainOfTask('erc20_etl_other')).toBeUndefined();
+    expect(chainOfTask('erc20_etl_chunk_x')).toBeUndefined();
   });
 });

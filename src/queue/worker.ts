@@ -11,12 +11,13 @@ import type { Source } from '../source/source.ts';
 import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
 import { ChunkStoppedError } from '../warehouse/load-page.ts';
 import { failRun } from '../warehouse/runs.ts';
+import { waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
-import { chainTasks, chunkPayload, enqueuePayload, parsePayload } from './payloads.ts';
+import { chainOfTask, chainTasks, chunkPayload, enqueuePayload, parsePayload, TASK_PREFIX } from './payloads.ts';
 
 export interface WorkerDeps {
   databaseUrl: string;
@@ -119,6 +120,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     logger: graphileLogger(logger),
   };
   logger.info({ msg: 'worker started', worker, chain: deps.chainId, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
+  await sayOtherChainsTasks(deps, tasks);
   try {
     if (options.once) {
       await runOnce(runnerOptions);
@@ -190,6 +192,25 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
       if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.series, 'failed', deps.clock.now() / 1000);
     }
   }
+}
+
+/**
+ * Says which tasks of other chains wait on the queue, which this worker never takes (its endpoint serves another chain),
+ * so a worker that finds nothing to do says why the queue is not empty.
+ */
+async function sayOtherChainsTasks(deps: WorkerDeps, own: { chunk: string; enqueue: string }): Promise<void> {
+  const others = await waitingTasksBesides(deps.warehouse.db, TASK_PREFIX, [own.chunk, own.enqueue]).catch(() => []);
+  const byChain = new Map<number, number>();
+  for (const { task, waiting } of others) {
+    const chain = chainOfTask(task);
+    if (chain !== undefined) byChain.set(chain, (byChain.get(chain) ?? 0) + waiting);
+  }
+  if (!byChain.size) return;
+  deps.logger.warn({
+    msg: 'tasks of other chains wait on the queue, and this worker does not take them: its CHAIN_API_URL serves another chain; start a worker whose endpoint serves theirs',
+    chain: deps.chainId,
+    waiting: Object.fromEntries(byChain),
+  });
 }
 
 /**

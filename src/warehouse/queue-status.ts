@@ -66,3 +66,17 @@ function latest(errors: readonly { text: string | null; at: Date | null }[]): st
   known.sort((a, b) => (b.at?.getTime() ?? 0) - (a.at?.getTime() ?? 0));
   return known[0]?.text ?? null;
 }
+
+/**
+ * The tasks waiting on the queue whose names start with `prefix` but are none of `own` (another chain's, which a
+ * worker of this chain never takes), counted by name.
+ *
+ * @example await waitingTasksBesides(db, 'erc20_etl_', ['erc20_etl_chunk', 'erc20_etl_enqueue']) // → [{ task: 'erc20_etl_chunk_8453', waiting: 8 }]
+ */
+export async function waitingTasksBesides(db: Kysely<Database>, prefix: string, own: readonly string[]): Promise<{ task: string; waiting: number }[]> {
+  const { rows } = await sql<{ task: string; n: string }>`
+    SELECT task_identifier AS task, count(*) AS n FROM graphile_worker.jobs
+    WHERE starts_with(task_identifier, ${prefix}) AND NOT task_identifier = ANY(${[...own]}::text[]) AND locked_at IS NULL AND attempts < max_attempts
+    GROUP BY 1 ORDER BY 1`.execute(db);
+  return rows.map((r) => ({ task: r.task, waiting: Number(r.n) }));
+}
