@@ -165,7 +165,7 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       expect(baseWorker.stderr).toMatch(/"msg":"worker started"[^\n]*"chain":8453/);
       // and says why chain 1's tasks stay on the queue
       expect(baseWorker.stderr).toMatch(
-        new RegExp(`"msg":"tasks of other chains wait on the queue, and this worker does not take them[^\\n]*"chain":8453,"waiting":\\{"1":${tasks.rows[0]!.n}\\}`),
+        new RegExp(`"msg":"tasks of other chains wait on the queue: this worker takes its endpoint's chain's only[^\\n]*"chain":8453,"waiting":\\{"1":${tasks.rows[0]!.n}\\}`),
       );
       expect(baseWorker.stderr).not.toMatch(/failed|cannot read/);
       const runs = () => w.warehouse.db.selectFrom('export_runs').select(['job', 'status', 'chain_id', 'command']).orderBy('id').execute();

@@ -68,7 +68,7 @@ describe('erc20-etl usage and configuration errors', () => {
     const budget = join(tmp, 'no-such-folder', 'budget.json');
     const r = await runCli(['run', file, '--metrics-port', 'abc', '--time-budget', budget], { env: { DATABASE_URL: 'not a url', CHAIN_API_URL: '' } });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/6 problems with the command's job file, settings and flags/);
+    expect(r.stderr).toMatch(/6 problems with what the command was given \(its flags, settings and job file\)/);
     for (const problem of [
       /bad-all\.json: contracts\[0\]\.address/,
       /bad-all\.json: pageSize/,
@@ -84,6 +84,13 @@ describe('erc20-etl usage and configuration errors', () => {
     });
     expect(flags.code, flags.stderr).toBe(2);
     for (const problem of [/--contract/, /no chain API/, /--metrics-port: expected a port number/]) expect(flags.stderr).toMatch(problem);
+
+    // a command refused leaves an earlier time budget as it was
+    const earlier = join(tmp, 'earlier-budget.json');
+    writeFileSync(earlier, '{"seconds": {"copy": 1}}\n');
+    const refused = await runCli(['run', file, '--time-budget', earlier], { env: { DATABASE_URL: 'not a url', CHAIN_API_URL: api() } });
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(readFileSync(earlier, 'utf8')).toBe('{"seconds": {"copy": 1}}\n');
 
     const report = await runCli(['report', '--days', '0', '--runs', 'abc'], { env: { DATABASE_URL: '' } });
     expect(report.code, report.stderr).toBe(2);

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { lineChart, spanChart } from '../src/report/svg.ts';
 import { runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { job, migratedWarehouse, runExport } from './helpers/exporter.ts';
@@ -45,6 +46,44 @@ describe('the HTML report', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
     await target?.drop();
     await devnet?.close();
+  });
+
+  it('lays out seven long token names in Chromium with every legend entry inside its chart and no row name over the bars', async () => {
+    const names = [
+      'Synthetic Token Zero',
+      'Synthetic Token One',
+      'Wrapped Ether (chain 8453)',
+      'ÉSYN',
+      'USD Coin (chain 10)',
+      'A token with a very long name indeed',
+      '0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c (chain 1)',
+    ];
+    const chart = lineChart(
+      'Transfers per day (UTC)',
+      'transfers',
+      names.map((name) => ({ name, points: [{ x: '2024-01-01', y: 1, text: '1' }] })),
+    );
+    const spans = spanChart(
+      'Blocks covered',
+      names.map((row, i) => ({ row, from: 100 * i, to: 100 * i + 50, text: 'blocks' })),
+    );
+    const page = await browser.newPage();
+    await page.setContent(`<!doctype html><meta charset="utf-8"><body style="font: 14px/1.4 system-ui, sans-serif">${chart}${spans}</body>`);
+    const boxes = await page.locator('svg').evaluateAll((svgs) =>
+      svgs.flatMap((svg) =>
+        [...svg.querySelectorAll('text[data-legend], text[data-label]')].map((t) => {
+          const box = (t as unknown as { getBBox(): { x: number; y: number; width: number; height: number } }).getBBox();
+          const view = (svg as unknown as { viewBox: { baseVal: { width: number; height: number } } }).viewBox.baseVal;
+          return { text: t.textContent, legend: t.hasAttribute('data-legend'), right: box.x + box.width, bottom: box.y + box.height, width: view.width, height: view.height };
+        }),
+      ),
+    );
+    await page.close();
+    expect(boxes.filter((b) => b.legend)).toHaveLength(7);
+    expect(boxes.filter((b) => b.legend && (b.right > b.width || b.bottom > b.height))).toEqual([]);
+    // the bars of the coverage chart start at x = 160
+    expect(boxes.filter((b) => !b.legend)).toHaveLength(7);
+    expect(boxes.filter((b) => !b.legend && b.right > 160)).toEqual([]);
   });
 
   it('renders in Chromium with no error, and its charts hold the warehouse’s numbers', async () => {

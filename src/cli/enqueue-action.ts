@@ -43,9 +43,9 @@ export function enqueueText(r: EnqueueResult): string {
   const lines = [`erc20-etl enqueue: job ${r.job}, chain head ${r.head}${r.runId ? `, run ${r.runId}` : ''}`];
   for (const p of r.planned) lines.push(`  ${p.contract}  blocks ${p.fromBlock}–${p.toBlock} in ${p.chunks} chunk(s)`);
   if (r.resumed) lines.push(`  ${r.resumed} open range(s) of earlier runs: their unfinished chunks queued again`);
-  if (r.reopened.length) {
-    const runs = r.reopened.map((id) => `run ${id}`).join(', ');
-    lines.push(`  ${runs} had ended failed with ${r.reopened.length > 1 ? 'those ranges' : 'them'} open: running again, ended by the workers that finish them`);
+  for (const run of r.reopened) {
+    const why = run.error?.split('\n', 1)[0] ?? 'no reason recorded';
+    lines.push(`  run ${run.id} had ended failed with ranges open (${why}): running again as a queued run, which the workers that finish its ranges end`);
   }
   const already = [r.waiting && `${r.waiting} were queued already`, r.running && `${r.running} are being read by a worker now`].filter(Boolean).join(', ');
   lines.push(`  ${r.queued} chunk task(s) queued${already ? ` (${already})` : ''}; run \`erc20-etl worker\` to work through them`);

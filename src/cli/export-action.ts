@@ -7,7 +7,9 @@ import type { ConnectionFlags } from './connection-flags.ts';
 import { exportJob } from './exporter.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
 import { budgetText, summaryText } from './summary.ts';
-import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { createTimeBudget } from '../common/time-budget.ts';
 import { checkMetricsFlags, withMetricsServed, type MetricsFlags } from './metrics-flags.ts';
 import { checkAll } from '../config/check-all.ts';
@@ -50,9 +52,11 @@ async function exportAndPrint(
     },
     () => resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: known?.source ?? 'any' }),
     () => checkMetricsFlags(flags),
-    // a file that cannot be written stops the run before it starts, not after
-    () => (budgetFile === undefined ? undefined : writeBudget(budgetFile, {})),
+    // a file that cannot be written stops the run before it starts, not after; checked without writing it, so a
+    // command refused for another problem leaves an earlier budget as it was
+    () => (budgetFile === undefined ? undefined : budgetWritable(budgetFile)),
   ]);
+  if (budgetFile !== undefined) await writeBudget(budgetFile, {});
   const budget = budgetFile === undefined ? undefined : createTimeBudget();
   limitHeapGrowth(job.source);
   const terminal = createTerminalLines();
@@ -82,12 +86,26 @@ async function exportAndPrint(
   process.stdout.write(budgetText(report, budgetFile));
 }
 
+/** Whether the time budget's file can be written (its folder, and the file if it is there), without writing it. */
+async function budgetWritable(file: string): Promise<void> {
+  try {
+    await access(dirname(resolve(file)), constants.W_OK);
+    await access(file, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  } catch (err) {
+    throw budgetError(file, err);
+  }
+}
+
+const budgetError = (file: string, err: unknown) => new ConfigError(`--time-budget: cannot write ${file} (${(err as Error).message}); name a file in a folder you may write to.`);
+
 /** Writes the time budget's JSON, or says which file could not be written and why. */
 async function writeBudget(file: string, report: object): Promise<void> {
   try {
     await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   } catch (err) {
-    throw new ConfigError(`--time-budget: cannot write ${file} (${(err as Error).message}); name a file in a folder you may write to.`);
+    throw budgetError(file, err);
   }
 }
 

@@ -92,13 +92,13 @@ function queueText(q: QueueStatus): string {
   );
 }
 
-/** How far a contract's coverage is behind the head of the endpoint's chain; unknown for other chains. */
 /** The last run in a line: its id, job, status (a run no process holds any more said so), chain, start and error. */
 function lastRunText(run: NonNullable<ContractStatus['lastRun']>): string {
   const status = run.abandoned ? "ended without finishing (no process holds its job: it was killed or crashed; the job's next run resumes its work)" : run.status;
   return `#${run.id} ${run.job} ${status}, chain ${run.chainId}, at ${run.startedAt.toISOString()}${run.error ? ` — ${run.error}` : ''}`;
 }
 
+/** How far a contract's coverage is behind the head of the endpoint's chain; unknown for other chains. */
 function lagText(s: ContractStatus, endpoint: EndpointHead | undefined): string {
   const top = s.covered.at(-1)?.toBlock;
   if (endpoint === undefined) return 'lag unknown (set CHAIN_API_URL)';

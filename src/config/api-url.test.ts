@@ -116,3 +116,13 @@ describe('redactedError', () => {
     expect(redactedError('KEY-0123456789', api)).toBe('KEY-0123456789');
   });
 });
+
+describe('redact, after a message cut a key short', () => {
+  it('redacts the start of a key (4 characters or more) just before a cut mark, and leaves shorter starts and other text', () => {
+    const api = parseApiUrl('https://node.example/rpc?apikey=KEY-0123456789', undefined, 'node');
+    expect(api.redact('got "invalid key for /rpc?apikey=KEY-01234...')).toBe('got "invalid key for /<redacted>?<redacted>...');
+    expect(api.redact('got "bad KEY-0123…')).toBe('got "bad <redacted>…');
+    expect(api.redact('got "bad KEY...')).toBe('got "bad KEY...');
+    expect(api.redact('KEY-0123 without a cut')).toBe('KEY-0123 without a cut');
+  });
+});

@@ -126,8 +126,23 @@ function secretVariants(secrets: readonly string[]): string[] {
   return [...new Set(all)].filter((v) => v.length > 0).sort((a, b) => b.length - a.length);
 }
 
+/** Marks a message puts where it cut a quoted value short (`show`'s `...`, or `…`). */
+const CUT_MARKS = ['...', '…'];
+
+/**
+ * Each secret replaced by `<redacted>`; and the start of one (4 characters or more) where a message cut it short, just
+ * before a cut mark: a provider's text quoted and shortened before anything redacted it must not keep most of a key.
+ */
 function replaceAll(value: string, secrets: readonly string[]): string {
-  return secrets.reduce((out, secret) => out.split(secret).join('<redacted>'), value);
+  let out = secrets.reduce((text, secret) => text.split(secret).join('<redacted>'), value);
+  if (!CUT_MARKS.some((mark) => out.includes(mark))) return out;
+  for (const secret of secrets) {
+    for (let length = secret.length - 1; length >= MIN_KEY_LENGTH; length--) {
+      const start = secret.slice(0, length);
+      for (const mark of CUT_MARKS) out = out.split(`${start}${mark}`).join(`<redacted>${mark}`);
+    }
+  }
+  return out;
 }
 
 function decodeURIComponentSafe(text: string): string {

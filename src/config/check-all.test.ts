@@ -33,7 +33,7 @@ describe('checkAll', () => {
       '--metrics-port: expected a port number from 0 to 65535, got "abc".',
       '--runs: expected a whole number',
     ]);
-    expect(e.headline).toBe("5 problems with the command's job file, settings and flags:");
+    expect(e.headline).toBe('5 problems with what the command was given (its flags, settings and job file):');
     expect(e.hint).toBe('Fix the job file.\nSet them in the environment.');
   });
 

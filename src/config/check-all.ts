@@ -11,7 +11,7 @@ export type ConfigCheck<T> = () => T | Promise<T>;
  *
  * @example
  * const [job, settings] = await checkAll([() => loadJobFile(file), () => resolveSettings(input)] as const);
- * // ConfigError: 3 problems with the job file, the settings and the flags:
+ * // ConfigError: 3 problems with what the command was given (its flags, settings and job file):
  * //   jobs/a.json: contracts[0].address: expected …
  * //   DATABASE_URL is not a URL: …
  * //   --metrics-port: expected a port number from 0 to 65535, got "abc".
@@ -37,5 +37,5 @@ export async function checkAll<const T extends readonly unknown[]>(checks: { rea
 function combined(failed: readonly ConfigError[]): ConfigError {
   const problems = failed.flatMap((e) => (e.problems.length ? e.problems : [e.headline]));
   const hints = [...new Set(failed.map((e) => e.hint).filter((h): h is string => Boolean(h)))];
-  return new ConfigError(`${problems.length} problems with the command's job file, settings and flags:`, problems, hints.join('\n'));
+  return new ConfigError(`${problems.length} problems with what the command was given (its flags, settings and job file):`, problems, hints.join('\n'));
 }

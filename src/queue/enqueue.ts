@@ -26,8 +26,8 @@ export interface EnqueueResult {
   planned: { contract: string; fromBlock: number; toBlock: number; chunks: number }[];
   /** Open ranges (an earlier enqueue, or a run that stopped) whose unfinished chunks were queued again. */
   resumed: number;
-  /** Runs that had ended failed with those ranges open, running again now that their chunks are queued. */
-  reopened: string[];
+  /** Runs that had ended failed with those ranges open, running again (as queued runs) now that their chunks are queued, with the error each had ended with. */
+  reopened: { id: string; error: string | null }[];
   /** Chunk tasks added. */
   queued: number;
   /** Chunks whose task was on the queue already (waiting, or given up after its attempts): it starts afresh. */
@@ -51,7 +51,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
 
     const resumed = await openRanges(trx, chainId, job.name);
     // a run that ended failed with ranges open (stopped by a signal, a task given up) goes on with the workers
-    const reopened = await reopenFailedRuns(trx, [...new Set(resumed.map((r) => r.createdByRun))]);
+    const reopened = await reopenFailedRuns(trx, [...new Set(resumed.map((r) => r.createdByRun))], command);
     const busy = new Set(resumed.map((r) => r.contract));
     const contracts = job.contracts.map((c) => c.address);
     const plan = planRun({
@@ -93,7 +93,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
     head,
     ranges: result.planned.length,
     resumed: result.resumed,
-    reopened: result.reopened,
+    reopened: result.reopened.map((r) => r.id),
     queued: result.queued,
     waiting: result.waiting,
     running: result.running,

@@ -196,18 +196,22 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
 
 /**
  * Says which tasks of other chains wait on the queue, which this worker never takes (its endpoint serves another chain),
- * so a worker that finds nothing to do says why the queue is not empty.
+ * so a worker that finds nothing to do says why the queue is not empty. Info, not a warning: with a worker for each
+ * chain this is how it should be.
  */
 async function sayOtherChainsTasks(deps: WorkerDeps, own: { chunk: string; enqueue: string }): Promise<void> {
-  const others = await waitingTasksBesides(deps.warehouse.db, TASK_PREFIX, [own.chunk, own.enqueue]).catch(() => []);
+  const others = await waitingTasksBesides(deps.warehouse.db, TASK_PREFIX, [own.chunk, own.enqueue]).catch((err: unknown) => {
+    deps.logger.debug({ msg: "could not count other chains' tasks on the queue", err: (err as Error).message });
+    return [];
+  });
   const byChain = new Map<number, number>();
   for (const { task, waiting } of others) {
     const chain = chainOfTask(task);
     if (chain !== undefined) byChain.set(chain, (byChain.get(chain) ?? 0) + waiting);
   }
   if (!byChain.size) return;
-  deps.logger.warn({
-    msg: 'tasks of other chains wait on the queue, and this worker does not take them: its CHAIN_API_URL serves another chain; start a worker whose endpoint serves theirs',
+  deps.logger.info({
+    msg: "tasks of other chains wait on the queue: this worker takes its endpoint's chain's only, a worker whose CHAIN_API_URL serves theirs takes them",
     chain: deps.chainId,
     waiting: Object.fromEntries(byChain),
   });

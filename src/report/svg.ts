@@ -175,6 +175,9 @@ export interface Span {
  *
  * @example spanChart('Coverage', [{ row: 'USDC', from: 100, to: 200, text: 'blocks 100–200' }])
  */
+/** The most a coverage row's name may hold: 21 characters fit between x = 8 and the bars at 160. */
+const ROW_NAME = 21;
+
 export function spanChart(title: string, spans: readonly Span[]): string {
   const rows = [...new Set(spans.map((s) => s.row))];
   const low = Math.min(...spans.map((s) => s.from));
@@ -190,7 +193,7 @@ export function spanChart(title: string, spans: readonly Span[]): string {
       return `<rect data-point data-row="${escapeHtml(s.row)}" data-from="${s.from}" data-to="${s.to}" x="${x.toFixed(1)}" y="${y}" width="${Math.max(2, xOf(s.to) - x).toFixed(1)}" height="${rowH - 8}" fill="${COLORS[2]}"><title>${escapeHtml(`${s.row}: ${s.text}`)}</title></rect>`;
     })
     .join('');
-  const names = rows.map((r, i) => `<text x="8" y="${PAD.top + i * rowH + 13}" font-size="11">${escapeHtml(shortName(r))}</text>`).join('');
+  const names = rows.map((r, i) => `<text data-label x="8" y="${PAD.top + i * rowH + 13}" font-size="11">${escapeHtml(shortName(r, ROW_NAME))}</text>`).join('');
   const axis = spans.length
     ? `<text x="160" y="${height - 12}" font-size="11">block ${low}</text><text x="${WIDTH - PAD.right}" y="${height - 12}" text-anchor="end" font-size="11">block ${high}</text>`
     : '';

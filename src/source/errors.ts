@@ -198,7 +198,7 @@ export function httpStatusError(target: RequestTarget, details: HttpStatusDetail
 export type TransportFailure = 'timeout' | 'reset' | 'refused' | 'dns' | 'network';
 
 const TRANSPORT_HINTS: Record<TransportFailure, string> = {
-  timeout: "the API is slow or unreachable: check that CHAIN_API_URL answers (a request may take 30 s; a node source's eth_getLogs calls have their own deadline, --rpc-timeout)",
+  timeout: 'the API is slow or unreachable: check that CHAIN_API_URL answers (the request is tried again while retries are left)',
   reset: 'the connection was closed before the answer was complete',
   refused: 'nothing listens at that address: check the host and port of CHAIN_API_URL',
   dns: 'the host name could not be resolved: check the host of CHAIN_API_URL and the network',

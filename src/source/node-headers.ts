@@ -60,6 +60,11 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
     asking ??= rpcCall(http, 'erigon_getHeaderByHash', [`0x${'00'.repeat(32)}`]).then(
       (outcome) => (erigon ??= !('error' in outcome && outcome.error.code === RPC_CODES.methodNotFound)),
       (err: unknown) => {
+        // -32601 in any HTTP status (a 403 or 501 some providers answer an unknown method with) says no as well
+        if (err instanceof HttpStatusError && err.apiCode === RPC_CODES.methodNotFound) {
+          erigon ??= false;
+          return erigon;
+        }
         // a failed question is asked again by the next batch
         asking = undefined;
         throw err;

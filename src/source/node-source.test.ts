@@ -594,6 +594,23 @@ describe('createNodeSource: headers', () => {
     expect(await source.supportsErigon()).toBe(false);
   });
 
+  it('reads a -32601 that comes with an HTTP error status (a 403 or 501 some providers give) as no erigon_getHeaderByHash too', async () => {
+    const chain = buildChain(100, 109, busy);
+    const node = fakeNode(chain, { erigon: false });
+    const post = node.http.postJson.bind(node.http);
+    node.http.postJson = async (body, context, options) => {
+      if (!Array.isArray(body) && (body as { method: string }).method === 'erigon_getHeaderByHash') {
+        throw new HttpStatusError('not allowed', 'POST node', { status: 403, apiCode: -32601, apiMessage: 'method not whitelisted' });
+      }
+      return post(body, context, options);
+    };
+    const source = sourceOf(node);
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 109 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    expect(await source.supportsErigon()).toBe(false);
+    expect(node.calls.filter((c) => c.method === 'eth_getBlockByHash')).toHaveLength(10);
+  });
+
   it('halves its header batches while the node refuses them', async () => {
     const chain = buildChain(100, 139, busy);
     const node = fakeNode(chain, { batchLimit: 4 });

@@ -52,19 +52,32 @@ export async function startRun(
 
 /**
  * Opens again the runs among `runIds` that ended failed (a `run` stopped by a signal, a queued run whose task gave up)
- * because their open ranges are being queued again: workers finishing those ranges then mark the run succeeded (or
- * failed again, with the new reason), so the ledger ends saying what became of the work. Resolves to the ids opened.
+ * because their open ranges are being queued again (by `command`: `enqueue`, or a schedule): the run goes on as a
+ * queued run, its command now that one, so workers finishing those ranges mark it succeeded (or failed again, with
+ * the new reason), and the ledger ends saying what became of the work. Resolves to the runs opened, each with the
+ * error it had ended with (the caller says it; the row's is cleared). Call it in the enqueue's transaction.
  */
-export async function reopenFailedRuns(db: Kysely<Database>, runIds: readonly string[]): Promise<string[]> {
+export async function reopenFailedRuns(db: Kysely<Database>, runIds: readonly string[], command: 'enqueue' | 'schedule'): Promise<{ id: string; error: string | null }[]> {
   if (!runIds.length) return [];
-  const rows = await db
-    .updateTable('export_runs')
-    .set({ status: 'running', error: null, finished_at: null })
+  const failed = await db
+    .selectFrom('export_runs')
+    .select(['id', 'error'])
     .where('id', 'in', [...runIds])
     .where('status', '=', 'failed')
-    .returning('id')
+    .orderBy('id')
+    .forUpdate()
     .execute();
-  return rows.map((r) => r.id).sort((a, b) => Number(a) - Number(b));
+  if (!failed.length) return [];
+  await db
+    .updateTable('export_runs')
+    .set({ status: 'running', command, error: null, finished_at: null })
+    .where(
+      'id',
+      'in',
+      failed.map((r) => r.id),
+    )
+    .execute();
+  return failed.map((r) => ({ id: r.id, error: r.error }));
 }
 
 /** Ends a run: its status, and the reason when it failed. Its totals are what its ledger added (addToRun), its row counts what its pages did. */
