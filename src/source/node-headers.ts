@@ -51,27 +51,8 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
   if (!Number.isSafeInteger(deps.batchSize) || deps.batchSize < 1) throw new RangeError(`headerBatchSize must be a positive integer, got ${deps.batchSize}`);
   const limits = deps.remembered ?? REMEMBERED;
   let batchSize = deps.batchSize;
-  // undefined until the node tells, asked once with one call before the first batch: a node without the method would
-  // otherwise refuse a whole first batch of it, and every batch sent beside it (each a call billed by a provider)
+  // undefined until the node tells: erigon_getHeaderByHash is tried first, with one call (see fetchBatch)
   let erigon: boolean | undefined;
-  let asking: Promise<boolean> | undefined;
-  const knowErigon = (): Promise<boolean> => {
-    if (erigon !== undefined) return Promise.resolve(erigon);
-    asking ??= rpcCall(http, 'erigon_getHeaderByHash', [`0x${'00'.repeat(32)}`]).then(
-      (outcome) => (erigon ??= !('error' in outcome && outcome.error.code === RPC_CODES.methodNotFound)),
-      (err: unknown) => {
-        // -32601 in any HTTP status (a 403 or 501 some providers answer an unknown method with) says no as well
-        if (err instanceof HttpStatusError && err.apiCode === RPC_CODES.methodNotFound) {
-          erigon ??= false;
-          return erigon;
-        }
-        // a failed question is asked again by the next batch
-        asking = undefined;
-        throw err;
-      },
-    );
-    return asking;
-  };
   const unserved = new Map<string, unknown>();
   const inFlight = new Map<string, Promise<unknown | null>>();
 
@@ -83,7 +64,7 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
 
   /** One POST of `batch`: the headers, or 'refused' when the node refuses a batch this large. */
   async function post(batch: readonly string[]): Promise<Map<string, unknown | null> | 'refused'> {
-    const method = (await knowErigon()) ? 'erigon_getHeaderByHash' : 'eth_getBlockByHash';
+    const method = erigon === false ? 'eth_getBlockByHash' : 'erigon_getHeaderByHash';
     const calls = batch.map((hash, i) => ({ jsonrpc: '2.0', id: i + 1, method, params: method === 'erigon_getHeaderByHash' ? [hash] : [hash, false] }));
     http.counters.headerCalls += calls.length;
     let answer: unknown;
@@ -99,7 +80,9 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
     if (method === 'erigon_getHeaderByHash' && members.some((m) => m?.error?.code === RPC_CODES.methodNotFound)) return fallBack(batch);
     const single = members.length === 1 ? members[0]?.error : undefined;
     if (calls.length > 1 && single && refusesBatch(single.code, single.message)) return 'refused';
-    return matchAnswers(method, batch, answer);
+    const headers = matchAnswers(method, batch, answer);
+    if (method === 'erigon_getHeaderByHash') erigon = true;
+    return headers;
   }
 
   function fallBack(batch: readonly string[]) {
@@ -109,6 +92,14 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
 
   /** The headers of `batch`, halving the batch size (for good) while the node refuses batches. */
   async function fetchBatch(batch: readonly string[]): Promise<Map<string, unknown | null>> {
+    // until the node has answered erigon_getHeaderByHash or refused it, a batch asks its first block alone: a node
+    // without the method refuses one call, not a whole batch of them (each a call a provider bills), and a node with it
+    // answers that block's header, asked once as every other
+    if (erigon === undefined && batch.length > 1) {
+      const first = await fetchBatch(batch.slice(0, 1));
+      const rest = await fetchBatch(batch.slice(1));
+      return new Map([...first, ...rest]);
+    }
     const answer = await post(batch);
     if (answer !== 'refused') return answer;
     batchSize = Math.min(batchSize, Math.max(1, Math.floor(batch.length / 2)));
@@ -169,7 +160,17 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
     get batchSize() {
       return batchSize;
     },
-    supportsErigon: knowErigon,
+    async supportsErigon() {
+      if (erigon === undefined) {
+        const outcome = await rpcCall(http, 'erigon_getHeaderByHash', [`0x${'00'.repeat(32)}`]).catch((err: unknown) => {
+          // -32601 under any HTTP status (a 403 or 501 some providers answer an unknown method with) says no as well
+          if (err instanceof HttpStatusError && err.apiCode === RPC_CODES.methodNotFound) return { error: { code: RPC_CODES.methodNotFound } };
+          throw err;
+        });
+        erigon ??= !('error' in outcome && outcome.error.code === RPC_CODES.methodNotFound);
+      }
+      return erigon;
+    },
   };
 }
 
