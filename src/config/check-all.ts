@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.ts';
 
-/** One part of a command's configuration to check: its name in the combined message, and the check. */
+/** One part of a command's configuration to check: what it gives when it passes, or a ConfigError saying what is wrong. */
 export type ConfigCheck<T> = () => T | Promise<T>;
 
 /**

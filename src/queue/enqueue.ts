@@ -8,7 +8,7 @@ import type { Warehouse } from '../warehouse/db.ts';
 import { takeEnqueueTurn } from '../warehouse/enqueue-lock.ts';
 import { addTaskUnlessRunning } from '../warehouse/queue-tasks.ts';
 import { insertRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
-import { reopenFailedRuns, setRunSpan, startRun } from '../warehouse/runs.ts';
+import { reopenFailedRuns, setRunSpan, startRun, type QueuedCommand } from '../warehouse/runs.ts';
 import { inTransaction, type WarehouseTransaction } from '../warehouse/transaction.ts';
 import { chainTasks, chunkJobKey, type ChunkPayload } from './payloads.ts';
 
@@ -44,7 +44,7 @@ export interface EnqueueResult {
  * while `erc20-etl run` holds the job. `chainId`: the job's chain, which the caller checked the endpoint serves
  * (`checkEndpointChain`).
  */
-export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: 'enqueue' | 'schedule', chainId: number): Promise<EnqueueResult> {
+export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, head: number, command: QueuedCommand, chainId: number): Promise<EnqueueResult> {
   const result = await inTransaction(deps.warehouse, async (trx) => {
     if (!(await takeEnqueueTurn(trx, job.name))) throw new JobLockedError(job.name);
     await checkJobNameChain(trx, job, chainId);

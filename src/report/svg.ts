@@ -170,14 +170,14 @@ export interface Span {
   text: string;
 }
 
+/** The most a coverage row's name may hold: 21 characters fit between x = 8 and the bars at 160. */
+const ROW_NAME = 21;
+
 /**
  * Horizontal spans per row over a number axis: what a contract's coverage looks like over blocks.
  *
  * @example spanChart('Coverage', [{ row: 'USDC', from: 100, to: 200, text: 'blocks 100–200' }])
  */
-/** The most a coverage row's name may hold: 21 characters fit between x = 8 and the bars at 160. */
-const ROW_NAME = 21;
-
 export function spanChart(title: string, spans: readonly Span[]): string {
   const rows = [...new Set(spans.map((s) => s.row))];
   const low = Math.min(...spans.map((s) => s.from));

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
+import { isQueuedRun } from './runs.ts';
 
 export interface QueueStatus {
   /** Tasks waiting for a worker, those waiting to be retried included. */
@@ -40,7 +41,7 @@ export async function readQueueStatus(db: Kysely<Database>, keys: { prefix: stri
   const failed = await sql<{ chunks: string; last_error: string | null; at: Date | null }>`
     SELECT count(*) AS chunks, (array_agg(r.error ORDER BY r.finished_at DESC))[1] AS last_error, max(r.finished_at) AS at
     FROM export_chunks c JOIN export_ranges g ON g.id = c.range_id JOIN export_runs r ON r.id = g.created_by_run
-    WHERE NOT c.done AND g.status = 'open' AND r.status = 'failed' AND r.command IN ('enqueue', 'schedule')
+    WHERE NOT c.done AND g.status = 'open' AND r.status = 'failed' AND ${isQueuedRun('r.command')}
       AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${chunkKeyPrefix}::text || c.id::text)`.execute(db);
   const workers = await sql<{ host: string; pid: number; seen_at: Date }>`
     SELECT host, pid, max(seen_at) AS seen_at FROM worker_heartbeats

@@ -50,6 +50,12 @@ export async function startRun(
   return row.id;
 }
 
+/** The commands whose runs are queued: read by workers, not by the process that started them. */
+export type QueuedCommand = 'enqueue' | 'schedule';
+
+/** Whether the run whose command `column` holds is a queued one, as SQL. */
+export const isQueuedRun = (column: 'command' | 'r.command') => sql<boolean>`${sql.ref(column)} IN ('enqueue', 'schedule')`;
+
 /**
  * Opens again the runs among `runIds` that ended failed (a `run` stopped by a signal, a queued run whose task gave up)
  * because their open ranges are being queued again (by `command`: `enqueue`, or a schedule): the run goes on as a
@@ -57,7 +63,7 @@ export async function startRun(
  * the new reason), and the ledger ends saying what became of the work. Resolves to the runs opened, each with the
  * error it had ended with (the caller says it; the row's is cleared). Call it in the enqueue's transaction.
  */
-export async function reopenFailedRuns(db: Kysely<Database>, runIds: readonly string[], command: 'enqueue' | 'schedule'): Promise<{ id: string; error: string | null }[]> {
+export async function reopenFailedRuns(db: Kysely<Database>, runIds: readonly string[], command: QueuedCommand): Promise<{ id: string; error: string | null }[]> {
   if (!runIds.length) return [];
   const failed = await db
     .selectFrom('export_runs')
@@ -107,7 +113,7 @@ export async function failAbandonedRuns(db: Kysely<Database>, chainId: number, j
       status: 'failed',
       finished_at: sql<Date>`now()`,
       // a queued run has no process of its own: workers were still on it, or gave its tasks up
-      error: sql<string>`CASE WHEN command IN ('enqueue', 'schedule')
+      error: sql<string>`CASE WHEN ${isQueuedRun('command')}
         THEN 'its queued chunks were not all read when \`erc20-etl run\` of the job started; that run finished its ranges'
         ELSE 'the process ended without finishing (killed or crashed); the next run resumed its work' END`,
     })

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { gaps, mergeSpans, type Span } from '../common/spans.ts';
 import type { Database, RunStatus } from './schema.ts';
 import { lockKeys } from './lock-keys.ts';
+import { isQueuedRun } from './runs.ts';
 import { skippedLogsOfRun, type SkippedCounts } from './skipped-logs.ts';
 
 export interface ContractStatus {
@@ -79,7 +80,7 @@ export async function contractStatus(db: Kysely<Database>, job?: { chainId: numb
     const run = await db
       .selectFrom('export_runs')
       .select(['id', 'job', 'chain_id', 'status', 'started_at', 'finished_at', 'error'])
-      .select(sql<boolean>`status = 'running' AND command NOT IN ('enqueue', 'schedule') AND NOT ${jobHeld}`.as('abandoned'))
+      .select(sql<boolean>`status = 'running' AND NOT ${isQueuedRun('command')} AND NOT ${jobHeld}`.as('abandoned'))
       .where('chain_id', '=', chain)
       .where(sql<boolean>`${contract} = ANY(contracts)`)
       .orderBy('id', 'desc')
