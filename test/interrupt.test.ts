@@ -43,7 +43,7 @@ describe('a run stopped by a signal', () => {
     const r = await ended;
     expect(r.code, r.stderr).toBe(code);
     expect(r.stderr).toContain(
-      `erc20-etl: stopped by ${signal}: pages in flight were finished and no page was started after it; what was committed stays, and the next run of the job resumes it`,
+      `erc20-etl: stopped by ${signal}: pages being written were finished, pages still on their way were dropped, and no page was asked for after it; what was committed stays, and the next run of the job resumes it`,
     );
     expect(r.stderr).not.toContain(SECRET);
 
@@ -64,4 +64,38 @@ describe('a run stopped by a signal', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
   });
+});
+
+describe('a run stopped while its node does not answer', () => {
+  let hanging: RunningDevnet;
+  beforeAll(async () => {
+    // every eth_getLogs over more than one block is left unanswered, the connection open
+    hanging = await startDevnet(dataset, { projectIds: [SECRET], faults: { logsHangRate: 1 } });
+  });
+  afterAll(async () => {
+    await hanging?.close();
+  });
+
+  it('on SIGINT exits at once, not at --rpc-timeout, and its ledger says it was stopped', async () => {
+    await target.warehouse.pool.query('TRUNCATE token_transfers, export_runs, export_ranges, export_chunks, export_coverage, block_headers CASCADE');
+    const contract = dataset.transfers[0]!.contractAddress;
+    const rpcTimeoutSeconds = 120;
+    const args = ['backfill', '--source', 'node', '--contract', contract, '--from', '1000', '--to', '2999', '--rpc-timeout', String(rpcTimeoutSeconds)];
+    const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: `${hanging.origin}/${SECRET}` };
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env });
+    const ended = collect(child, 2 * rpcTimeoutSeconds * 1000);
+    await waitFor(async () => ((await hanging.stats()).rpcOutcomes.eth_getLogs?.refused.hang ?? 0) >= 1, { what: 'an eth_getLogs call left unanswered' });
+    const signalled = Date.now();
+    child.kill('SIGINT');
+    const r = await ended;
+    const waited = Date.now() - signalled;
+    expect(r.code, r.stderr).toBe(130);
+    // before, the run waited for the unanswered call until --rpc-timeout ended it
+    expect(waited).toBeLessThan((rpcTimeoutSeconds * 1000) / 2);
+    expect(r.stderr).toContain('erc20-etl: stopped by SIGINT');
+    expect(r.stderr).not.toContain(SECRET);
+    const runs = await target.warehouse.pool.query<{ status: string; error: string }>('SELECT status, error FROM export_runs');
+    expect(runs.rows).toEqual([{ status: 'failed', error: expect.stringMatching(/^stopped by SIGINT/) }]);
+    expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM token_transfers')).rows[0]!.n)).toBe(0);
+  }, 200_000);
 });

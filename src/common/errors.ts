@@ -57,15 +57,19 @@ export class FatalError extends EtlError {
 }
 
 /**
- * A run stopped by a signal (Ctrl-C, or a scheduler's SIGTERM): the pages in flight were finished and no page started
- * after it, and the run's ledger says so. Exits 128 + the signal's number, as a shell reports a process it stopped.
+ * A run stopped by a signal (Ctrl-C, or a scheduler's SIGTERM): the pages being written were finished, those still
+ * on their way from the source dropped (none of their rows was written), no page asked for after it, and the run's
+ * ledger says so. Exits 128 + the signal's number, as a shell reports a process it stopped.
  */
 export class InterruptedError extends FatalError {
   override readonly exitCode: number;
   constructor(signal: 'SIGINT' | 'SIGTERM') {
-    super(`stopped by ${signal}: pages in flight were finished and no page was started after it; what was committed stays, and the next run of the job resumes it`, {
-      details: { signal },
-    });
+    super(
+      `stopped by ${signal}: pages being written were finished, pages still on their way were dropped, and no page was asked for after it; what was committed stays, and the next run of the job resumes it`,
+      {
+        details: { signal },
+      },
+    );
     this.exitCode = signal === 'SIGINT' ? 130 : 143;
   }
 }

@@ -10,6 +10,7 @@ import type { MergeCounts } from '../warehouse/load-page.ts';
 import { openPageWriter } from '../warehouse/page-writer.ts';
 import { decideFresh, dropPageKey, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
 import { splitPoint } from './split.ts';
+import { untilAborted } from '../common/until-aborted.ts';
 import { pageSpan, type SpanState } from './page-span.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
@@ -46,7 +47,7 @@ export interface ChunkTask {
   contract: string;
   pageSize: number;
   chunk: ChunkState;
-  /** Aborted when another chunk of the run failed: stop after the current page. */
+  /** Aborted when the run stops (a signal, another chunk's failure): stop after the page being written, or at once while waiting for one. */
   signal?: AbortSignal;
   /** Lets the run take the chunk's lower, unread blocks for another connection (see {@link ChunkSplitter}). */
   split?: ChunkSplitter;
@@ -135,7 +136,11 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       }
       let page: TransfersPage;
       try {
-        page = await (prefetched ?? fetchPage(pageKey));
+        // stopped while the page is on its way (a node that hangs answers only at --rpc-timeout): it is abandoned,
+        // as none of its rows was written; what the chunk committed stays
+        const answer = await untilAborted(prefetched ?? fetchPage(pageKey), task.signal);
+        if (!answer) return;
+        page = answer.value;
       } catch (err) {
         if (!(err instanceof PageKeyRejectedError) || pageKey === undefined) throw err;
         // the grouped pages' checkpoints are committed before the chunk's row is rewritten

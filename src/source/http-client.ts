@@ -271,7 +271,9 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       return send({ endpoint, method: 'POST', pathAndQuery: '', context }, JSON.stringify(body), options);
     },
     counters,
-    close: () => pool.close(),
+    // nobody waits for an answer once the client is closed: requests still in flight (a page abandoned by a stopped
+    // run, a node that hangs) are dropped, not waited for up to their timeout
+    close: () => pool.destroy(),
   };
 }
 
