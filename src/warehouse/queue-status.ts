@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import { isQueuedRun } from './runs.ts';
+import { jobLockHeld } from './job-lock.ts';
 
 export interface QueueStatus {
   /** Tasks waiting for a worker, those waiting to be retried included. */
@@ -38,10 +39,11 @@ export async function readQueueStatus(db: Kysely<Database>, keys: { prefix: stri
            max(updated_at) FILTER (WHERE last_error IS NOT NULL) AS last_error_at
     FROM graphile_worker.jobs WHERE starts_with(task_identifier, ${prefix})`.execute(db);
   // a task that failed for good left the queue and failed its queued run, whose unfinished chunks wait for an enqueue
+  // (or a `run` of the job: while one holds the job's lock, it is reading them, and they are not given up)
   const failed = await sql<{ chunks: string; last_error: string | null; at: Date | null }>`
     SELECT count(*) AS chunks, (array_agg(r.error ORDER BY r.finished_at DESC))[1] AS last_error, max(r.finished_at) AS at
     FROM export_chunks c JOIN export_ranges g ON g.id = c.range_id JOIN export_runs r ON r.id = g.created_by_run
-    WHERE NOT c.done AND g.status = 'open' AND r.status = 'failed' AND ${isQueuedRun('r.command')}
+    WHERE NOT c.done AND g.status = 'open' AND r.status = 'failed' AND ${isQueuedRun('r.command')} AND NOT ${jobLockHeld('r.job')}
       AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = ${chunkKeyPrefix}::text || c.id::text)`.execute(db);
   const workers = await sql<{ host: string; pid: number; seen_at: Date }>`
     SELECT host, pid, max(seen_at) AS seen_at FROM worker_heartbeats

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { gaps, mergeSpans, type Span } from '../common/spans.ts';
 import type { Database, RunStatus } from './schema.ts';
-import { lockKeys } from './lock-keys.ts';
+import { jobLockHeld } from './job-lock.ts';
 import { isQueuedRun } from './runs.ts';
 import { skippedLogsOfRun, type SkippedCounts } from './skipped-logs.ts';
 
@@ -39,12 +39,6 @@ export interface ContractStatus {
   skippedLogs: SkippedCounts | null;
 }
 
-// whether a session holds the run's job lock (lock-keys.ts): pg_locks shows a bigint advisory key as its two halves
-const jobHeld = sql<boolean>`EXISTS (
-  SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND d.datname = current_database()
-    AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${lockKeys.job('')}::text || export_runs.job, 0))`;
-
 /**
  * Per chain and contract (by chain id, then address): the blocks covered (merged), the gaps between them, open ranges,
  * rows in the warehouse, the last run of the chain that touched it and the logs that run skipped. `job` limits it to a
@@ -80,7 +74,7 @@ export async function contractStatus(db: Kysely<Database>, job?: { chainId: numb
     const run = await db
       .selectFrom('export_runs')
       .select(['id', 'job', 'chain_id', 'status', 'started_at', 'finished_at', 'error'])
-      .select(sql<boolean>`status = 'running' AND NOT ${isQueuedRun('command')} AND NOT ${jobHeld}`.as('abandoned'))
+      .select(sql<boolean>`status = 'running' AND NOT ${isQueuedRun('command')} AND NOT ${jobLockHeld('export_runs.job')}`.as('abandoned'))
       .where('chain_id', '=', chain)
       .where(sql<boolean>`${contract} = ANY(contracts)`)
       .orderBy('id', 'desc')
