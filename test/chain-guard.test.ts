@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
-import { runCli } from './helpers/cli.ts';
+import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
+import { waitFor } from './helpers/chaos.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { createWarehouse } from '../src/warehouse/db.ts';
 import { migrateToLatest, migrationsFrom, MIGRATIONS_DIR } from '../src/warehouse/migrate.ts';
@@ -191,6 +193,53 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
         { chain_id: '8453', n: rows },
       ]);
     } finally {
+      await w.drop();
+    }
+  }, 120_000);
+
+  it('a worker whose endpoint comes to serve another chain stops at its next task, leaving it untouched for a worker of its chain', async () => {
+    const w = await migratedWarehouse('chain_switch');
+    let switching = await startDevnet(dataset, { projectIds: [PROJECT], chainId: 1 });
+    const port = Number(new URL(switching.origin).port);
+    const child = spawn(process.execPath, [BIN, 'worker', '--dead-after', '5'], {
+      cwd: REPO_DIR,
+      env: { ...process.env, DATABASE_URL: w.url, CHAIN_API_URL: `${switching.origin}/${PROJECT}`, LOG_LEVEL: 'info' },
+    });
+    let logs = '';
+    child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
+    const ended = collect(child, 60_000);
+    try {
+      await waitFor(async () => logs.includes('"msg":"worker listening for tasks"'), { what: 'the worker listening' });
+      expect(logs).toMatch(/"msg":"worker started"[^\n]*"chain":1/);
+      // the same URL now answers for chain 8453 (a proxy, DNS or a provider's settings changed behind it)
+      await switching.close();
+      switching = await startDevnet(dataset, { projectIds: [PROJECT], chainId: 8453, port });
+      const file = join(tmp, 'switched.json');
+      writeFileSync(file, JSON.stringify({ name: 'switched', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 1 }));
+      const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const r = await ended;
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain("erc20-etl: CHAIN_API_URL now serves chain 8453; this worker started on chain 1 and takes chain 1's tasks only");
+      expect(r.stderr).not.toContain(PROJECT);
+      // nothing read, nothing written: the task waits for a worker of chain 1
+      expect((await counts(w)).transfers).toBe(0);
+      expect((await counts(w)).headers).toBe(0);
+      const left = await sql<{ task_identifier: string; wait_ms: number }>`
+        SELECT task_identifier, greatest(0, extract(epoch FROM run_at - now()) * 1000)::int AS wait_ms FROM graphile_worker.jobs`.execute(w.warehouse.db);
+      expect(left.rows.length).toBeGreaterThan(0);
+      expect(new Set(left.rows.map((t) => t.task_identifier))).toEqual(new Set(['erc20_etl_chunk']));
+      // after the tasks' back-off, a worker at a chain 1 endpoint reads them
+      await new Promise((resolve) => setTimeout(resolve, Math.max(...left.rows.map((t) => t.wait_ms)) + 100));
+      const right = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
+      expect(right.code, right.stderr).toBe(0);
+      const perChain = await sql<{ chain_id: string; n: string }>`SELECT chain_id::text, count(*)::text AS n FROM token_transfers GROUP BY 1`.execute(w.warehouse.db);
+      expect(perChain.rows).toEqual([{ chain_id: '1', n: String(dataset.transfers.filter((t) => t.contractAddress === contract()).length) }]);
+      const runs = await w.warehouse.db.selectFrom('export_runs').select(['job', 'status']).execute();
+      expect(runs).toEqual([{ job: 'switched', status: 'succeeded' }]);
+    } finally {
+      child.kill('SIGKILL');
+      await switching.close();
       await w.drop();
     }
   }, 120_000);

@@ -36,6 +36,22 @@ export class ChunkBusyError extends RetryableError {
   }
 }
 
+/**
+ * The worker's endpoint serves another chain than it did when the worker started (a proxy, DNS or a provider's
+ * settings changed behind the same URL): the task is left for a worker of its chain, untouched, and the worker stops.
+ */
+export class EndpointChainChangedError extends RetryableError {
+  constructor(
+    readonly started: number,
+    readonly served: number | bigint,
+    chunkId: string,
+  ) {
+    super(
+      `CHAIN_API_URL now serves chain ${served}; this worker started on chain ${started} and takes chain ${started}'s tasks only, so chunk ${chunkId} was left untouched for a worker of chain ${started}. The worker stops: point CHAIN_API_URL at a chain ${started} endpoint and start it again.`,
+    );
+  }
+}
+
 /** The task stopped part-way (the worker is shutting down, or its lock's connection dropped). */
 export class ChunkInterruptedError extends RetryableError {}
 
@@ -72,6 +88,10 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     // the run's totals keep up while the task works, so a worker killed mid-chunk loses at most a few seconds of them
     const ledger = startRunLedger(deps, { runId, source });
     try {
+      // asked again for each task: the URL the worker started with may serve another chain by now, whose rows the
+      // task would file under its own chain (and whose absent blocks it would take for a reorg's)
+      const served = await source.chainId();
+      if (BigInt(served) !== BigInt(deps.chainId)) throw new EndpointChainChangedError(deps.chainId, served, chunkId);
       const wasDone = chunk.done;
       if (!wasDone) {
         await readRanges(runner, {

@@ -13,7 +13,7 @@ import { ChunkStoppedError } from '../warehouse/load-page.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
-import { runChunkTask } from './chunk-task.ts';
+import { EndpointChainChangedError, runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
@@ -72,6 +72,15 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   );
 
   const tasks = chainTasks(deps.chainId);
+  // the endpoint turned out to serve another chain (asked again by each task): the worker takes no task more
+  let chainChanged: EndpointChainChangedError | undefined;
+  let runner: Runner | undefined;
+  const endpointChanged = (err: EndpointChainChangedError) => {
+    if (chainChanged) return;
+    chainChanged = err;
+    logger.error({ msg: 'stopping: the endpoint serves another chain now', worker, chain: deps.chainId, served: String(err.served) });
+    runner?.stop('the endpoint serves another chain').catch((e: unknown) => logger.error({ msg: 'the worker did not stop cleanly', err: (e as Error).message }));
+  };
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
   const failures: Failures = { givenUp: [], retrying: new Set() };
   const taskList: TaskList = {
@@ -79,7 +88,10 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
-        await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal);
+        await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal).catch((err: unknown) => {
+          if (err instanceof EndpointChainChangedError) endpointChanged(err);
+          throw err;
+        });
       }),
     [tasks.enqueue]: (payload, helpers) =>
       guarded(deps, failures, { task: tasks.enqueue, id: helpers.job.id }, async (scope) => {
@@ -124,9 +136,16 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   try {
     if (options.once) {
       await runOnce(runnerOptions);
+      if (chainChanged) throw new FatalError(chainChanged.message);
       // a batch that left work undone must not look like success to cron
       if (failures.givenUp.length || failures.retrying.size) throw new OnceFailedError(failures.givenUp, failures.retrying.size);
-    } else await untilStopped(await run({ ...runnerOptions, noHandleSignals: true }), logger);
+    } else {
+      runner = await run({ ...runnerOptions, noHandleSignals: true });
+      // a task may have found the chain changed while the runner started
+      if (chainChanged) await runner.stop('the endpoint serves another chain');
+      await untilStopped(runner, logger);
+      if (chainChanged) throw new FatalError(chainChanged.message);
+    }
   } finally {
     await heartbeats.stop();
     await pgPool.end();
