@@ -265,6 +265,35 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     }
   });
 
+  it('does not hold a name to a chain its endpoint never confirmed: a run that failed before it could ask leaves the name free', async () => {
+    const w = await migratedWarehouse('chain_unconfirmed');
+    try {
+      const file = join(tmp, 'fresh.json');
+      const write = (chain: number) => writeFileSync(file, JSON.stringify({ name: 'fresh', chain, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }] }));
+      write(8453);
+      // the key refused: the run fails in its ledger (recorded under the job's chain), having planned nothing
+      const refused = await runCli(['run', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: `${servers[1]!.origin}/not-the-project` } });
+      expect(refused.code, refused.stderr).toBe(1);
+      const runs = () => w.warehouse.db.selectFrom('export_runs').select(['status', 'chain_id']).orderBy('id').execute();
+      expect((await runs()).map((r) => [r.status, String(r.chain_id)])).toEqual([['failed', '8453']]);
+      // the user meant chain 1: the corrected job runs
+      write(1);
+      const meant = await runCli(['run', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
+      expect(meant.code, meant.stderr).toBe(0);
+      expect((await runs()).map((r) => [r.status, String(r.chain_id)])).toEqual([
+        ['failed', '8453'],
+        ['succeeded', '1'],
+      ]);
+      // and the name is chain 1's from now on: chain 8453 is refused
+      write(8453);
+      const other = await runCli(['run', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(8453) } });
+      expect(other.code, other.stderr).toBe(2);
+      expect(other.stderr).toMatch(/Job "fresh" has run on chain 1 in this warehouse, and this one is for chain 8453/);
+    } finally {
+      await w.drop();
+    }
+  });
+
   it('refuses a --chain that is not a chain id, naming the flag', async () => {
     const r = await runCli(['backfill', '--contract', contract(), '--from', '1', '--to', '2', '--chain', 'base'], {
       env: { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', CHAIN_API_URL: api(1) },

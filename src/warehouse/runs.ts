@@ -183,10 +183,25 @@ export async function failRun(db: Kysely<Database>, runId: string, error: string
 }
 
 /**
- * A chain other than `chainId` that runs of the job were for, as decimal text; undefined when there is none. A job's
- * name is its identity (its lock, its ledger rows, where it resumes): one name, one chain.
+ * A chain other than `chainId` that the job has worked on, as decimal text; undefined when there is none. A job's
+ * name is its identity (its lock, its ledger rows, where it resumes): one name, one chain. A run of another chain
+ * counts unless it failed before it planned a range there: such a run (its endpoint down, or refusing the key,
+ * before it could say which chain it serves) wrote nothing but its ledger row, and a job file corrected to the
+ * chain meant is not refused for it.
  */
 export async function otherChainOfJob(db: Kysely<Database>, job: string, chainId: number): Promise<string | undefined> {
-  const row = await db.selectFrom('export_runs').select('chain_id').where('job', '=', job).where('chain_id', '<>', String(chainId)).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('export_runs as r')
+    .select('r.chain_id')
+    .where('r.job', '=', job)
+    .where('r.chain_id', '<>', String(chainId))
+    .where((eb) =>
+      eb.or([
+        eb('r.status', '<>', 'failed'),
+        eb.exists(eb.selectFrom('export_ranges as g').select(sql`1`.as('one')).where('g.job', '=', job).whereRef('g.chain_id', '=', 'r.chain_id')),
+      ]),
+    )
+    .limit(1)
+    .executeTakeFirst();
   return row === undefined ? undefined : String(row.chain_id);
 }
