@@ -17,6 +17,7 @@ import { createHeaderQueue } from './header-queue.ts';
 import { onCommittedPage } from './page-events.ts';
 import type { Progress } from './progress.ts';
 import { readChunk } from './read-chunk.ts';
+import { retried } from './retried.ts';
 import type { RunLedger } from './run-ledger.ts';
 
 /** What reading chunks needs, whoever asks for it: `run`, `backfill` or a queued task. */
@@ -143,7 +144,7 @@ export async function closeRanges(
   scope: { job: Readonly<JobConfig>; runId: string; ranges: readonly RangeState[]; head: number; ledger: RunLedger; mayHaveUpdates: boolean },
 ): Promise<Map<string, RangeSummary>> {
   const { job, ranges } = scope;
-  const reconciled = await reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates);
+  const reconciled = await retried(deps, job.name, 'closing ranges', () => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates));
   const closed = new Map<string, RangeSummary>();
   for (const r of ranges) {
     const done = reconciled.get(r.id);
@@ -160,6 +161,6 @@ export async function closeRanges(
 export async function reportLag(deps: RunnerDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
   const series = jobSeries(job);
-  const covered = await lastCoveredBlocks(deps.warehouse.db, series.chain, job.name, contracts);
+  const covered = await retried(deps, job.name, 'reading coverage', () => lastCoveredBlocks(deps.warehouse.db, series.chain, job.name, contracts));
   for (const contract of contracts) deps.metrics.lag(series, contract, Math.max(0, head - (covered.get(contract) ?? head)));
 }

@@ -11,6 +11,7 @@ import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
 import type { Source } from '../source/source.ts';
 import { ChainDataError } from './errors.ts';
+import { retried } from './retried.ts';
 import type { HeaderPolicy } from './header-policy.ts';
 
 export interface EnrichDeps {
@@ -102,7 +103,8 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
           scope.headers.admit(verified);
           const checked = verified.map((v) => v.checked);
           if (beforeStoring && verified.length) await beforeStoring(verified);
-          stored += await (deps.storeHeaders ?? ((...a) => storeHeaders(deps.warehouse, ...a)))(scope.headers.chain, checked, scope.runId);
+          const store = deps.storeHeaders ?? ((...a) => storeHeaders(deps.warehouse, ...a));
+          stored += await retried(deps, scope.job, 'storing headers', () => store(scope.headers.chain, checked, scope.runId));
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);
         },

@@ -1,6 +1,7 @@
 import { NO_BUDGET } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
 import { knownHeaders, type MissingHeader } from '../warehouse/headers.ts';
+import { retried } from './retried.ts';
 import { fetchGroup, type EnrichDeps, type HeaderScope, type VerifiedHeader } from './enrich.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
 import { bloomBytes } from '../eth/logs-bloom.ts';
@@ -108,10 +109,12 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   const sift = async () => {
     const offered = candidates;
     candidates = [];
-    const known = await knownHeaders(
-      deps.warehouse.db,
-      scope.headers.chain,
-      offered.map((h) => h.hash),
+    const known = await retried(deps, scope.job, 'looking up stored headers', () =>
+      knownHeaders(
+        deps.warehouse.db,
+        scope.headers.chain,
+        offered.map((h) => h.hash),
+      ),
     );
     for (const h of offered) {
       const stored = known.get(h.hash);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
@@ -7,11 +8,13 @@ import { saveToken } from '../warehouse/tokens.ts';
 import type { HeaderQueue } from './header-queue.ts';
 import type { Progress } from './progress.ts';
 import type { ChunkEvents } from './read-chunk.ts';
+import { retried } from './retried.ts';
 
 export interface PageEventDeps {
   warehouse: Warehouse;
   source: Pick<Source, 'tokenMetadata'>;
   logger: Logger;
+  clock: Clock;
   metrics?: RunMetrics;
   progress?: Progress;
 }
@@ -45,7 +48,8 @@ export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): Chu
     const token = `${chainId}:${contract}`;
     if (!scope.tokensSaved.has(token)) {
       scope.tokensSaved.add(token);
-      await saveToken(deps.warehouse.db, scope.chainId, await deps.source.tokenMetadata(contract), scope.runId);
+      const metadata = await deps.source.tokenMetadata(contract);
+      await retried(deps, job, "saving the token's metadata", () => saveToken(deps.warehouse.db, scope.chainId, metadata, scope.runId));
     }
     for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });
     await scope.headers.offer(page.transfers, contract, page.bloomProven === true);

@@ -11,6 +11,7 @@ import { openPageWriter } from '../warehouse/page-writer.ts';
 import { decideFresh, dropPageKey, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
 import { splitPoint } from './split.ts';
 import { untilAborted } from '../common/until-aborted.ts';
+import { retried } from './retried.ts';
 import { pageSpan, type SpanState } from './page-span.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 
@@ -84,7 +85,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   // every block above `frontier` is committed whole; the previous page ended in block `span.edge`
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let spanState: SpanState = { edge: chunk.resumeToBlock ?? chunk.toBlock + 1, openKeys: chunk.openKeys };
-  if (chunk.fresh === null) await decideFresh(deps.warehouse.db, chunk, task.contract);
+  const again = <T>(what: string, work: () => Promise<T>) => retried(deps, task.job, what, work);
+  if (chunk.fresh === null) await again('looking for rows in the chunk\'s blocks', () => decideFresh(deps.warehouse.db, chunk, task.contract));
   // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
   const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });
   // a COPY per chunk read at once: PostgreSQL loads on as many cores (one COPY for all the run's chunks kept it to one)
@@ -121,7 +123,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       if (task.signal?.aborted) return;
       if (task.split?.wanted()) {
         const lastGiven = splitPoint(chunk, task.pageSize);
-        const part = lastGiven === undefined ? undefined : await splitChunk(deps.warehouse.db, chunk, lastGiven);
+        const part = lastGiven === undefined ? undefined : await again('splitting a chunk', () => splitChunk(deps.warehouse.db, chunk, lastGiven));
         if (part)
           deps.logger.info({
             msg: 'chunk split',
@@ -147,7 +149,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         await announce(0);
         const restartAt = Math.min(chunk.resumeToBlock ?? chunk.toBlock, chunk.toBlock);
         deps.logger.warn({ msg: 'page key refused; going on from the lowest committed block', job: task.job, contract: task.contract, block: restartAt });
-        await dropPageKey(deps.warehouse.db, chunk, restartAt);
+        await again('dropping a refused page key', () => dropPageKey(deps.warehouse.db, chunk, restartAt));
         deps.source.endQuery?.({ contract: task.contract, fromBlock: queryFrom, toBlock: chunk.toBlock });
         chunk.toBlock = restartAt;
         // as dropPageKey left the chunk's row: the next page moves it from there

@@ -8,11 +8,13 @@ import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from 
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { JobLockedError } from './errors.ts';
 import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
-import { classifyPgError, lacksPrivilege } from '../warehouse/pg-errors.ts';
+import { lacksPrivilege, transientPgFailure } from '../warehouse/pg-errors.ts';
+import { RetriesExhaustedError } from '../common/retry.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
 import { checkEndpointChain, checkJobNameChain } from './chain-guard.ts';
+import { retried } from './retried.ts';
 import { startRunLedger, type RunLedger } from './run-ledger.ts';
 import { createHeaderPolicy, type HeaderPolicy } from './header-policy.ts';
 
@@ -59,10 +61,11 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       },
     );
     await checkJobNameChain(warehouse.db, job, guard.chainId);
-    const abandoned = await failAbandonedRuns(warehouse.db, guard.chainId, job.name);
+    const again = <T>(what: string, work: () => Promise<T>) => retried(deps, job.name, what, work);
+    const abandoned = await again('ending abandoned runs', () => failAbandonedRuns(warehouse.db, guard.chainId, job.name));
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
     const contracts = job.contracts.map((c) => c.address);
-    runId = await startRun(warehouse.db, { chainId: guard.chainId, job: job.name, command, contracts });
+    runId = await again('recording the run', () => startRun(warehouse.db, { chainId: guard.chainId, job: job.name, command, contracts }));
     // the ledger keeps up while the run works, so a killed run still shows what it did
     ledger = startRunLedger(deps, { runId, source: deps.source });
     // the endpoint could not say which chain it serves: the run fails, its ledger saying why (and what it tried)
@@ -74,11 +77,11 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const phase = (ranges: RangeState[], resumed: boolean) => processRanges(deps, job, { runId: runId!, ranges, head, ledger: ledger!, lock, resumed, headers });
 
     // first the ranges an earlier run left open (it was killed, or failed part-way) …
-    const resumed = await openRanges(warehouse.db, guard.chainId, job.name);
+    const resumed = await again('reading open ranges', () => openRanges(warehouse.db, guard.chainId, job.name));
     const summaries: RangeSummary[] = resumed.length ? await phase(resumed, true) : [];
     // … then the plan: a follow-the-head contract always re-reads its last `finality` blocks up to the
     // head (blocks a resumed range read before a reorg included); an explicit range just resumed is done
-    const lastCovered = await lastCoveredBlocks(warehouse.db, guard.chainId, job.name, contracts);
+    const lastCovered = await again('reading coverage', () => lastCoveredBlocks(warehouse.db, guard.chainId, job.name, contracts));
     const planned = job.contracts.filter((c) => c.toBlock === undefined || !resumed.some((r) => r.contract === c.address));
     const plan = planRun({
       contracts: planned,
@@ -93,17 +96,20 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const ranges: RangeState[] = [];
     for (const r of plan.ranges) {
       ranges.push(
-        await createRange(warehouse.db, { chainId: guard.chainId, job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId, chunks: r.chunks }),
+        await again('planning a range', () =>
+          createRange(warehouse.db, { chainId: guard.chainId, job: job.name, contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, runId: runId!, chunks: r.chunks }),
+        ),
       );
     }
     const all = [...resumed, ...ranges];
     if (all.length) {
-      await setRunSpan(warehouse.db, runId, Math.min(...all.map((r) => r.fromBlock)), Math.max(...all.map((r) => r.toBlock)));
+      const span = [Math.min(...all.map((r) => r.fromBlock)), Math.max(...all.map((r) => r.toBlock))] as const;
+      await again('recording the run\'s blocks', () => setRunSpan(warehouse.db, runId!, ...span));
     }
     summaries.push(...(await phase(ranges, false)));
     await (deps.budget ?? NO_BUDGET).time('commit', async () => {
       await ledger!.stop();
-      await endRun(warehouse.db, runId!, { status: 'succeeded' });
+      await again('ending the run', () => endRun(warehouse.db, runId!, { status: 'succeeded' }));
     });
     await reportLag(deps, job, contracts, head);
     deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
@@ -165,11 +171,23 @@ async function processRanges(
   return ranges.map((r) => closed.get(r.id) ?? { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: 0, removed: 0 });
 }
 
-/** A raw PostgreSQL error (outside the page loads, which retry their own) becomes one that says what happened. */
+/**
+ * A raw PostgreSQL error becomes one that says what happened and what to do; so does one that its retries (about a
+ * minute) could not get past.
+ */
 function explain(err: unknown): unknown {
+  if (err instanceof RetriesExhaustedError) {
+    const gone = transientPgFailure((err.lastError as { cause?: unknown }).cause);
+    if (gone !== undefined) {
+      return new FatalError(
+        `PostgreSQL did not come back within about a minute of retries (${err.attempts} attempts; last: ${gone}). Everything committed is kept; once it answers, run the job again to finish it.`,
+        { cause: err },
+      );
+    }
+  }
   if (err instanceof EtlError) return err;
   const e = err as { code?: string; message?: string; severity?: string };
-  const classified = classifyPgError(err);
+  const transient = transientPgFailure(err);
   if (lacksPrivilege(err)) {
     return new FatalError(
       `PostgreSQL refused the run: ${e.message} (SQLSTATE 42501): the role of DATABASE_URL lacks a privilege the run needs, and running again as it cannot help. ` +
@@ -177,8 +195,8 @@ function explain(err: unknown): unknown {
       { cause: err },
     );
   }
-  if (classified !== err || (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))) {
-    const what = classified instanceof Error && classified !== err ? classified.message : `${e.message} (SQLSTATE ${e.code})`;
+  if (transient !== undefined || (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))) {
+    const what = transient ?? `${e.message} (SQLSTATE ${e.code})`;
     return new FatalError(`PostgreSQL failed during the run: ${what}. Everything committed is kept; run the job again to finish it.`, { cause: err });
   }
   return err;

@@ -8,9 +8,8 @@ import { AlreadyLoadedError, ChunkStoppedError, chunksMoved, CommitFailedError, 
 import { holdConnection } from './held-connection.ts';
 import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import { setFresh, type ChunkState } from './ranges.ts';
+import { DB_RETRY } from './statement-retry.ts';
 
-/** Page loads retried on deadlocks and lost connections: about a minute in all, enough for a restart. */
-export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
 
 /**
  * Whether the transaction of these pages, whose COMMIT failed, committed all the same (every chunk stands where it

@@ -13,22 +13,34 @@ const TRANSIENT_STATES: Record<string, string> = {
 const TRANSIENT_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
 /**
- * A PostgreSQL failure that a retry can get past (a deadlock, a restart, a dropped connection) becomes a
- * RetryableError that says what happened; anything else is returned unchanged.
+ * What a PostgreSQL failure that a retry can get past (a deadlock, a restart, a dropped connection) was, in words;
+ * undefined for any other failure.
+ *
+ * @example transientPgFailure({ code: '57P01', message: 'terminating connection due to administrator command' })
+ * // → 'PostgreSQL reported the server shutting down (admin shutdown) (57P01)'
  */
-export function classifyPgError(err: unknown): unknown {
+export function transientPgFailure(err: unknown): string | undefined {
   const e = err as { code?: string; message?: string };
   const message = e?.message ?? String(err);
   const state = e?.code && TRANSIENT_STATES[e.code];
-  if (state) return new RetryableError(`PostgreSQL reported ${state} (${e.code}); trying the page again`, undefined, { cause: err });
+  if (state) return `PostgreSQL reported ${state} (${e.code})`;
   if (
     (e?.code && TRANSIENT_NETWORK.has(e.code)) ||
     (e?.code?.startsWith('08') ?? false) ||
     /Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)
   ) {
-    return new RetryableError(`lost the connection to PostgreSQL (${e?.code ?? message}); reconnecting and trying the page again`, undefined, { cause: err });
+    return `lost the connection to PostgreSQL (${e?.code ?? message})`;
   }
-  return err;
+  return undefined;
+}
+
+/**
+ * A PostgreSQL failure that a retry can get past becomes a RetryableError that says what happened
+ * (`transientPgFailure`); anything else is returned unchanged.
+ */
+export function classifyPgError(err: unknown): unknown {
+  const what = transientPgFailure(err);
+  return what === undefined ? err : new RetryableError(`${what}; trying again`, undefined, { cause: err });
 }
 
 /** Whether PostgreSQL refused a statement for a privilege the role lacks (SQLSTATE 42501): no retry can help, a grant can. */
