@@ -86,7 +86,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let spanState: SpanState = { edge: chunk.resumeToBlock ?? chunk.toBlock + 1, openKeys: chunk.openKeys };
   const again = <T>(what: string, work: () => Promise<T>) => retried(deps, task.job, what, work);
-  if (chunk.fresh === null) await again('looking for rows in the chunk\'s blocks', () => decideFresh(deps.warehouse.db, chunk, task.contract));
+  if (chunk.fresh === null) await again("looking for rows in the chunk's blocks", () => decideFresh(deps.warehouse.db, chunk, task.contract));
   // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
   const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });
   // a COPY per chunk read at once: PostgreSQL loads on as many cores (one COPY for all the run's chunks kept it to one)

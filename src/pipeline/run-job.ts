@@ -104,7 +104,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const all = [...resumed, ...ranges];
     if (all.length) {
       const span = [Math.min(...all.map((r) => r.fromBlock)), Math.max(...all.map((r) => r.toBlock))] as const;
-      await again('recording the run\'s blocks', () => setRunSpan(warehouse.db, runId!, ...span));
+      await again("recording the run's blocks", () => setRunSpan(warehouse.db, runId!, ...span));
     }
     summaries.push(...(await phase(ranges, false)));
     await (deps.budget ?? NO_BUDGET).time('commit', async () => {

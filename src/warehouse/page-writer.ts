@@ -10,7 +10,6 @@ import { brokenConnection, classifyPgError } from './pg-errors.ts';
 import { setFresh, type ChunkState } from './ranges.ts';
 import { DB_RETRY } from './statement-retry.ts';
 
-
 /**
  * Whether the transaction of these pages, whose COMMIT failed, committed all the same (every chunk stands where it
  * moved them), asked on a pool connection of its own and retried as a page is; undefined when that cannot be read.
