@@ -47,8 +47,18 @@ describe('a run stopped by a signal', () => {
     );
     expect(r.stderr).not.toContain(SECRET);
 
-    const runs = await target.warehouse.pool.query<{ id: string; status: string; error: string; rows_inserted: string; inserted: string }>(
-      `SELECT r.id, r.status, r.error, r.rows_inserted, (SELECT count(*) FROM token_transfers t WHERE t.inserted_by_run = r.id) AS inserted FROM export_runs r`,
+    const runs = await target.warehouse.pool.query<{
+      id: string;
+      status: string;
+      error: string;
+      rows_inserted: string;
+      inserted: string;
+      headers_fetched: string;
+      headers: string;
+    }>(
+      `SELECT r.id, r.status, r.error, r.rows_inserted, (SELECT count(*) FROM token_transfers t WHERE t.inserted_by_run = r.id) AS inserted,
+              r.headers_fetched, (SELECT count(*) FROM block_headers h WHERE h.fetched_by_run = r.id) AS headers
+       FROM export_runs r`,
     );
     expect(runs.rows).toHaveLength(1);
     const run = runs.rows[0]!;
@@ -56,6 +66,9 @@ describe('a run stopped by a signal', () => {
     expect(Number(run.inserted)).toBeGreaterThan(0);
     expect(Number(run.inserted)).toBeLessThan(dataset.transfers.length);
     expect(run.rows_inserted).toBe(run.inserted);
+    // the headers it stored count in its ledger too, though it did not finish
+    expect(Number(run.headers)).toBeGreaterThan(0);
+    expect(run.headers_fetched).toBe(run.headers);
 
     const status = await runCli(['status'], { env: { DATABASE_URL: target.url } });
     expect(status.stdout).toMatch(new RegExp(`last run: +#${run.id} \\S+ failed, chain 1, at \\S+ — stopped by ${signal}`));
@@ -63,6 +76,10 @@ describe('a run stopped by a signal', () => {
     const again = await runCli(args, { env: { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/${SECRET}` } });
     expect(again.code, again.stderr).toBe(0);
     expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+    const headers = await target.warehouse.pool.query<{ counted: string; stored: string }>(
+      'SELECT (SELECT sum(headers_fetched) FROM export_runs)::text AS counted, (SELECT count(*) FROM block_headers)::text AS stored',
+    );
+    expect(headers.rows[0]!.counted).toBe(headers.rows[0]!.stored);
   });
 });
 

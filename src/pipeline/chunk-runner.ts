@@ -75,7 +75,19 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   const { job, runId, ranges, ledger } = work;
   const totals = ledger.totals;
   const series = jobSeries(job);
-  const headers = createHeaderQueue(deps, { job: job.name, runId, headers: work.headers, batchSize: deps.source.headerBatchSize, concurrency: HEADER_POSTS_ALONGSIDE });
+  // headers count in the ledger and the metrics as they are stored: a run that stops or fails counts those it stored
+  const onStored = (n: number) => {
+    totals.headersFetched += n;
+    deps.metrics?.headersStored(series, n);
+  };
+  const headers = createHeaderQueue(deps, {
+    job: job.name,
+    runId,
+    headers: work.headers,
+    batchSize: deps.source.headerBatchSize,
+    concurrency: HEADER_POSTS_ALONGSIDE,
+    onStored,
+  });
   // a fresh chunk's pages go through a COPY of its own, committed once it holds its share of `commitRows` (at most the
   // share and a page more) or after a second: the rows held do not grow with the chunks read at once
   const grouping = { maxRows: Math.ceil(job.commitRows / work.concurrency), maxAgeMs: GROUP_MAX_AGE_MS };
@@ -108,9 +120,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
       ({ range, chunk }) => range.chunks.push(chunk),
     );
     if (stop.signal.aborted) throw work.stopped(stop.signal.reason);
-    const stored = await headers.drain();
-    totals.headersFetched += stored;
-    deps.metrics?.headersStored(series, stored);
+    await headers.drain();
   } catch (err) {
     await headers.settle();
     throw err;
@@ -118,9 +128,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     outer?.removeEventListener('abort', onOuter);
   }
   if (work.resumed) {
-    const stored = await enrichRanges(deps, { job: job.name, runId, headers: work.headers, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges });
-    totals.headersFetched += stored;
-    deps.metrics?.headersStored(series, stored);
+    await enrichRanges(deps, { job: job.name, runId, headers: work.headers, concurrency: Math.max(work.concurrency, HEADER_POSTS_ALONGSIDE), ranges, onStored });
   }
 }
 

@@ -32,6 +32,8 @@ export interface HeaderScope {
   job: string;
   runId: string;
   headers: HeaderPolicy;
+  /** Told as each group of headers is stored, how many: the run's ledger counts them then, so a run that stops later counts them too. */
+  onStored?: (headers: number) => void;
 }
 
 /** A header that passed its checks, with the block it was fetched for, before it is stored. */
@@ -67,7 +69,15 @@ export async function enrichRanges(
   const limit = pLimit(Math.max(1, scope.concurrency));
   const groups: MissingHeader[][] = [];
   for (let i = 0; i < missing.length; i += GROUP) groups.push(missing.slice(i, i + GROUP));
-  const stored = await Promise.all(groups.map((group) => limit(() => fetchGroup(deps, scope, group))));
+  const stored = await Promise.all(
+    groups.map((group) =>
+      limit(async () => {
+        const n = await fetchGroup(deps, scope, group);
+        scope.onStored?.(n);
+        return n;
+      }),
+    ),
+  );
   return stored.reduce((a, b) => a + b, 0);
 }
 

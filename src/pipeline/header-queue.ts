@@ -132,6 +132,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
       .then(
         (n) => {
           stored += n;
+          scope.onStored?.(n);
         },
         (error: unknown) => {
           failure ??= { error };
