@@ -80,13 +80,24 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     try {
       const refused = await backfill(w.url, api(8453));
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/serves chain 8453 \(its eth_chainId\), but job "backfill-[0-9a-f]{8}" is for chain 1 \(it names no "chain", so chain 1 is assumed\)/);
+      expect(refused.stderr).toMatch(/serves chain 8453 \(its eth_chainId\), but job "backfill-[0-9a-f]{8}" is for chain 1 \(no --chain was given, so chain 1 is assumed\)/);
+      expect(refused.stderr).toContain('if chain 8453 is the one you mean, pass --chain 8453.');
+      expect(refused.stderr).not.toContain('job file');
       const r = await backfill(w.url, api(1));
       expect(r.code, r.stderr).toBe(0);
-      // a log line (JSON): the warning names the field
-      expect(r.stderr).toMatch(/"msg":"the job names no chain, so chain 1 \(Ethereum\) is assumed: add \\"chain\\": 1[^\n]*"field":"chain"/);
+      // a log line (JSON): the warning names the flag a backfill has, not a job file it has not
+      expect(r.stderr).toMatch(/"msg":"no --chain given, so chain 1 \(Ethereum\) is assumed: pass --chain 1 to say so"[^\n]*"flag":"--chain"/);
+      expect(r.stderr).not.toContain('job file');
       const runs = await w.warehouse.db.selectFrom('export_runs').select(['chain_id']).execute();
       expect(runs.map((x) => String(x.chain_id))).toEqual(['1']);
+      // a job file without "chain" is told about the field
+      const file = join(tmp, 'no-chain.json');
+      writeFileSync(file, JSON.stringify({ name: 'no-chain', contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }] }));
+      const fromFile = await runCli(['run', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(8453) } });
+      expect(fromFile.code).toBe(2);
+      expect(fromFile.stderr).toMatch(/"msg":"the job names no chain, so chain 1 \(Ethereum\) is assumed: add \\"chain\\": 1 to the job file"[^\n]*"field":"chain"/);
+      expect(fromFile.stderr).toMatch(/is for chain 1 \(it names no "chain", so chain 1 is assumed\)/);
+      expect(fromFile.stderr).toContain('if chain 8453 is the one you mean, set "chain": 8453 in the job file.');
     } finally {
       await w.drop();
     }
@@ -97,7 +108,7 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     try {
       const base = await backfill(w.url, api(8453), ['--chain', '8453']);
       expect(base.code, base.stderr).toBe(0);
-      expect(base.stderr).not.toMatch(/names no chain/);
+      expect(base.stderr).not.toMatch(/chain 1 \(Ethereum\) is assumed/);
       const before = await counts(w);
       expect(before.transfers).toBeGreaterThan(0);
       const runs = await w.warehouse.db.selectFrom('export_runs').select(['chain_id']).execute();

@@ -7,14 +7,17 @@ import { requireVerifiableChain } from './header-policy.ts';
 
 /** The endpoint serves another chain than the job's: nothing was written, and no lock is held. */
 export class ChainMismatchError extends ConfigError {
-  constructor(job: string, chain: number, served: bigint | number, stated: boolean) {
+  constructor(job: string, chain: number, served: bigint | number, stated: boolean, given: ChainGiven) {
     super(
-      `The endpoint serves chain ${served} (its eth_chainId), but job "${job}" is for chain ${chain}${stated ? '' : ' (it names no "chain", so chain 1 is assumed)'}; nothing was written.`,
+      `The endpoint serves chain ${served} (its eth_chainId), but job "${job}" is for chain ${chain}${stated ? '' : given === 'flag' ? ' (no --chain was given, so chain 1 is assumed)' : ' (it names no "chain", so chain 1 is assumed)'}; nothing was written.`,
       [],
-      `Point CHAIN_API_URL (--api-url) at an endpoint of chain ${chain}, or, if chain ${served} is the one you mean, set "chain": ${served} in the job file (--chain ${served} for backfill).`,
+      `Point CHAIN_API_URL (--api-url) at an endpoint of chain ${chain}, or, if chain ${served} is the one you mean, ${given === 'flag' ? `pass --chain ${served}` : `set "chain": ${served} in the job file`}.`,
     );
   }
 }
+
+/** Where a job's chain is given: a job file's `"chain"`, or `backfill`'s `--chain` flag. */
+export type ChainGiven = 'file' | 'flag';
 
 /**
  * Asks the endpoint which chain it serves (`eth_chainId`) and compares it with the job's `chain` (chain 1 when the
@@ -24,18 +27,18 @@ export class ChainMismatchError extends ConfigError {
  *
  * @example await checkEndpointChain({ source, logger }, job) // → 8453, or ChainMismatchError / UnverifiableChainError (exit 2)
  */
-export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>; logger: Logger }, job: Readonly<JobConfig>): Promise<number> {
+export async function checkEndpointChain(deps: { source: Pick<Source, 'chainId'>; logger: Logger }, job: Readonly<JobConfig>, given: ChainGiven = 'file'): Promise<number> {
   requireVerifiableChain(job);
   const { chain, stated } = jobChain(job);
   if (!stated) {
-    deps.logger.warn({
-      msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file, or pass --chain 1 to backfill',
-      job: job.name,
-      field: 'chain',
-    });
+    deps.logger.warn(
+      given === 'flag'
+        ? { msg: 'no --chain given, so chain 1 (Ethereum) is assumed: pass --chain 1 to say so', job: job.name, flag: '--chain' }
+        : { msg: 'the job names no chain, so chain 1 (Ethereum) is assumed: add "chain": 1 to the job file', job: job.name, field: 'chain' },
+    );
   }
   const served = await deps.source.chainId();
-  if (BigInt(served) !== BigInt(chain)) throw new ChainMismatchError(job.name, chain, served, stated);
+  if (BigInt(served) !== BigInt(chain)) throw new ChainMismatchError(job.name, chain, served, stated, given);
   return chain;
 }
 

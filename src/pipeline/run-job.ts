@@ -53,7 +53,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     // before anything is written (the lock is released on the way out): the endpoint serves the job's chain. An
     // endpoint that cannot say (down, refusing the key) fails the run as before, in its ledger; another chain stops
     // it with nothing written.
-    const guard = await checkEndpointChain(deps, job).then(
+    const guard = await checkEndpointChain(deps, job, command === 'backfill' ? 'flag' : 'file').then(
       (chainId) => ({ chainId, error: undefined }),
       (error: unknown) => {
         if (error instanceof ConfigError) throw error;
