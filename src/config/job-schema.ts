@@ -36,9 +36,17 @@ export const DEFAULT_CHAIN = 1;
  */
 function integer(min: number, max: number, expected: string) {
   const error = (issue: { code?: string }) => (issue.code === 'too_big' && max === MAX_BLOCK_NUMBER ? `expected an integer ≤ ${MAX_BLOCK_NUMBER}` : expected);
-  const int = z.number({ error }).int({ error }).min(min, { error });
-  // `.int()` already stops at MAX_SAFE_INTEGER; a second check would only repeat the message.
-  return max < MAX_BLOCK_NUMBER ? int.max(max, { error }) : int;
+  // not `.int()`: its failure stops zod from running the job's other checks (the cross-field ones, such as logsRange
+  // without "source": "node"), so a job file's other problems went unsaid. An integer beyond 2^53 fails `max` alone.
+  return (
+    z
+      .number({ error })
+      // `got`: problems.ts adds the value, as for zod's own checks
+      .refine(Number.isInteger, { error, params: { got: true } })
+      .min(min, { error })
+      .max(max, { error })
+      .meta({ type: 'integer' })
+  );
 }
 
 const blockNumber = () => integer(0, MAX_BLOCK_NUMBER, 'expected an integer ≥ 0');

@@ -206,6 +206,25 @@ describe('loadJobFile', () => {
     ]);
   });
 
+  it('reports a fractional number beside the problems zod finds across fields (a logsRange without a node source, toBlock below fromBlock)', async () => {
+    const path = await writeJob('fractions.json', {
+      ...valid,
+      logsRange: 500,
+      pageSize: 2.5,
+      contracts: [
+        { address: USDC, fromBlock: 1.5 },
+        { address: USDT, fromBlock: 30, toBlock: 20 },
+      ],
+    });
+    const err = await configErrorOf(loadJobFile(path));
+    expect(err.problems).toEqual([
+      `${path}: contracts[0].fromBlock: expected an integer ≥ 0, got 1.5`,
+      `${path}: contracts[1].toBlock: fromBlock (30) is greater than toBlock (20); expected toBlock ≥ fromBlock`,
+      `${path}: pageSize: expected an integer from 1 to 1000, got 2.5`,
+      `${path}: logsRange: applies to "source": "node" only (eth_getLogs ranges); add "source": "node", or drop it`,
+    ]);
+  });
+
   it('refuses a schedule that is not a cron expression, naming the file, the field and what is wrong', async () => {
     const path = await writeJob('schedule.json', { ...valid, schedule: '0 24 * * *' });
     const err = await configErrorOf(loadJobFile(path));

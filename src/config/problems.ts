@@ -26,7 +26,8 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
       const known = options.schema ? objectKeysAt(options.schema, issue.path) : undefined;
       return issue.keys.map((key) => line(name([...issue.path, key]), unknownKey(key, known)));
     }
-    if (issue.code === 'custom') return [line(name(issue.path), issue.message)];
+    // a refinement's message names the values it is about, unless it asks for the value to be added (`params.got`)
+    if (issue.code === 'custom' && issue.params?.['got'] !== true) return [line(name(issue.path), issue.message)];
     const got = valueAt(input, issue.path);
     if (got === undefined) return [line(name(issue.path), `missing, ${issue.message}`)];
     const text = issue.code === 'invalid_type' && issue.expected !== 'string' && typeof got === 'string' ? ' (text: write numbers without quotes)' : '';

@@ -8,7 +8,7 @@ import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from 
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { JobLockedError } from './errors.ts';
 import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
-import { lacksPrivilege, transientPgFailure } from '../warehouse/pg-errors.ts';
+import { lacksPrivilege, PgTransientError, transientPgFailure } from '../warehouse/pg-errors.ts';
 import { RetriesExhaustedError } from '../common/retry.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
@@ -176,14 +176,12 @@ async function processRanges(
  * minute) could not get past.
  */
 function explain(err: unknown): unknown {
-  if (err instanceof RetriesExhaustedError) {
-    const gone = transientPgFailure((err.lastError as { cause?: unknown }).cause);
-    if (gone !== undefined) {
-      return new FatalError(
-        `PostgreSQL did not come back within about a minute of retries (${err.attempts} attempts; last: ${gone}). Everything committed is kept; once it answers, run the job again to finish it.`,
-        { cause: err },
-      );
-    }
+  // the warehouse's retries, not the API's (an unreachable API fails with ECONNREFUSED too)
+  if (err instanceof RetriesExhaustedError && err.lastError instanceof PgTransientError) {
+    return new FatalError(
+      `PostgreSQL did not come back within about a minute of retries (${err.attempts} attempts; last: ${err.lastError.what}). Everything committed is kept; once it answers, run the job again to finish it.`,
+      { cause: err },
+    );
   }
   if (err instanceof EtlError) return err;
   const e = err as { code?: string; message?: string; severity?: string };

@@ -34,13 +34,23 @@ export function transientPgFailure(err: unknown): string | undefined {
   return undefined;
 }
 
+/** A PostgreSQL failure a retry can get past, as the retry policy sees it; `what` says what it was. */
+export class PgTransientError extends RetryableError {
+  constructor(
+    readonly what: string,
+    cause: unknown,
+  ) {
+    super(`${what}; trying again`, undefined, { cause });
+  }
+}
+
 /**
- * A PostgreSQL failure that a retry can get past becomes a RetryableError that says what happened
+ * A PostgreSQL failure that a retry can get past becomes a PgTransientError that says what happened
  * (`transientPgFailure`); anything else is returned unchanged.
  */
 export function classifyPgError(err: unknown): unknown {
   const what = transientPgFailure(err);
-  return what === undefined ? err : new RetryableError(`${what}; trying again`, undefined, { cause: err });
+  return what === undefined ? err : new PgTransientError(what, err);
 }
 
 /** Whether PostgreSQL refused a statement for a privilege the role lacks (SQLSTATE 42501): no retry can help, a grant can. */
