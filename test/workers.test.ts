@@ -546,13 +546,17 @@ describe('a task the worker cannot do', () => {
       expect(givenUp.lastError).toMatch(/address/);
       const text = await runCli(['status'], { env: { DATABASE_URL: target.url } });
       expect(text.stdout).toMatch(new RegExp(`${givenUp.givenUp} given up \\(\`erc20-etl enqueue\` queues their chunks afresh\\)`));
-      // while a session holds the job's lock, as a `run` of the job does while it reads those chunks, they are not given up
+      // while a session holds the job's lock, as a `run` of the job does while it reads those chunks, they are not given
+      // up; a worker's task or an enqueue of the job holds it shared, which changes nothing
       const holder = await target.warehouse.pool.connect();
       try {
+        await holder.query(`SELECT pg_advisory_lock_shared(${LOCK_ID_OF_PARAM_1})`, [lockKeys.job('bad-rows')]);
+        expect((await status()).givenUp).toBe(before + unfinished);
+        await holder.query(`SELECT pg_advisory_unlock_shared(${LOCK_ID_OF_PARAM_1})`, [lockKeys.job('bad-rows')]);
         await holder.query(`SELECT pg_advisory_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.job('bad-rows')]);
         expect((await status()).givenUp).toBe(before);
       } finally {
-        await holder.query(`SELECT pg_advisory_unlock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.job('bad-rows')]).catch(() => undefined);
+        await holder.query(`SELECT pg_advisory_unlock_all()`).catch(() => undefined);
         holder.release();
       }
       expect((await status()).givenUp).toBe(before + unfinished);

@@ -85,7 +85,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   // every block above `frontier` is committed whole; the previous page ended in block `span.edge`
   let frontier = (chunk.resumeToBlock ?? chunk.toBlock) + 1;
   let spanState: SpanState = { edge: chunk.resumeToBlock ?? chunk.toBlock + 1, openKeys: chunk.openKeys };
-  const again = <T>(what: string, work: () => Promise<T>) => retried(deps, task.job, what, work);
+  const again = <T>(what: string, work: () => Promise<T>) => retried(deps, task.job, what, work, task.signal);
   if (chunk.fresh === null) await again("looking for rows in the chunk's blocks", () => decideFresh(deps.warehouse.db, chunk, task.contract));
   // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
   const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });

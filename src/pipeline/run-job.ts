@@ -61,7 +61,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       },
     );
     await checkJobNameChain(warehouse.db, job, guard.chainId);
-    const again = <T>(what: string, work: () => Promise<T>) => retried(deps, job.name, what, work);
+    const again = <T>(what: string, work: () => Promise<T>) => retried(deps, job.name, what, work, deps.stop);
     const abandoned = await again('ending abandoned runs', () => failAbandonedRuns(warehouse.db, guard.chainId, job.name));
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
     const contracts = job.contracts.map((c) => c.address);

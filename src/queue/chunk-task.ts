@@ -64,6 +64,23 @@ export class ChunkInterruptedError extends RetryableError {}
 export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, signal?: AbortSignal): Promise<void> {
   const { job, chunkId, runId } = payload;
   const started = deps.clock.now();
+  const source = deps.source(job);
+  try {
+    // asked first, before the task takes its lock or reads the warehouse: the URL the worker started with may serve
+    // another chain by now, whose rows the task would file under its own chain (and whose absent blocks it would take
+    // for a reorg's)
+    const served = await source.chainId();
+    if (BigInt(served) !== BigInt(deps.chainId)) throw new EndpointChainChangedError(deps.chainId, served, chunkId);
+    await readChunkTask(deps, payload, { source, started, ...(signal && { signal }) });
+  } finally {
+    await source.close().catch(() => undefined);
+  }
+}
+
+/** The task's work once its endpoint is known to serve the task's chain: lock, read, close what it finished. */
+async function readChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, task: { source: Source; started: number; signal?: AbortSignal }): Promise<void> {
+  const { job, chunkId, runId } = payload;
+  const { source, started, signal } = task;
   const lock = await tryTaskLock(deps.warehouse, job.name, chunkId);
   if (!lock) throw new ChunkBusyError(job.name, chunkId);
   try {
@@ -71,27 +88,27 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     const chunk = range?.chunks.find((c) => c.id === chunkId);
     if (!range || !chunk) {
       deps.logger.info({ msg: 'chunk task skipped: its range is closed already', job: job.name, chunk: chunkId, worker: deps.worker });
+      // the attempt that closed the range may have failed before it closed the run (PostgreSQL restarting)
+      if (await closeRunIfDone(deps.warehouse.db, runId)) {
+        deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
+        deps.logger.info({ msg: 'run finished', job: job.name, run: runId });
+      }
       return;
     }
     // the range's rows are its chain's: a job that says another (its warehouse relabelled by `migrate --chain-id` after
     // the task was queued) would file the chunk's headers and tokens under another chain than its transfers. The task
-    // is named for the range's chain, so it reached a worker whose endpoint serves that chain (asked as it started).
+    // is named for the range's chain, so it reached a worker whose endpoint serves that chain (asked just now).
     const chain = jobChain(job).chain;
     if (range.chainId !== chain || deps.chainId !== chain) {
       throw new FatalError(
         `Chunk ${chunkId} of job "${job.name}" belongs to a range of chain ${range.chainId}, the task's job is for chain ${chain}, and this worker serves chain ${deps.chainId}; nothing was read. Run \`erc20-etl enqueue\` for the job again: it plans its own chain's ranges, for workers of that chain.`,
       );
     }
-    const source = deps.source(job);
     const runner: RunnerDeps = { ...deps, source };
     const untrack = deps.metrics?.trackSource(source.counters);
     // the run's totals keep up while the task works, so a worker killed mid-chunk loses at most a few seconds of them
     const ledger = startRunLedger(deps, { runId, source });
     try {
-      // asked again for each task: the URL the worker started with may serve another chain by now, whose rows the
-      // task would file under its own chain (and whose absent blocks it would take for a reorg's)
-      const served = await source.chainId();
-      if (BigInt(served) !== BigInt(deps.chainId)) throw new EndpointChainChangedError(deps.chainId, served, chunkId);
       const wasDone = chunk.done;
       if (!wasDone) {
         await readRanges(runner, {
@@ -129,7 +146,6 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
       await closeRangeIfDone(runner, payload, range, ledger);
     } finally {
       untrack?.();
-      await source.close().catch(() => undefined);
       // what was committed counts, whether or not the task got to the end
       await ledger.stop();
     }

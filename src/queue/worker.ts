@@ -10,6 +10,8 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
 import { ChunkStoppedError } from '../warehouse/load-page.ts';
+import { PgTransientError } from '../warehouse/pg-errors.ts';
+import { RetriesExhaustedError } from '../common/retry.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
@@ -246,7 +248,9 @@ async function sayOtherChainsTasks(deps: WorkerDeps, own: { chunk: string; enque
  * taskTriedAgain(new FatalError('bad job file')) // → false
  */
 export function taskTriedAgain(err: unknown): boolean {
-  return err instanceof ChunkStoppedError || !(err instanceof EtlError) || isRetryable(err);
+  // PostgreSQL away for longer than a statement's retries: the queue's own backoff waits longer
+  const warehouseAway = err instanceof RetriesExhaustedError && err.lastError instanceof PgTransientError;
+  return err instanceof ChunkStoppedError || !(err instanceof EtlError) || isRetryable(err) || warehouseAway;
 }
 
 /**

@@ -36,12 +36,13 @@ export function createWarehouse(options: { databaseUrl: string; logger: Logger; 
     types: types as pg.CustomTypesConfig,
     connectionTimeoutMillis: 15_000,
   });
-  pool.on('error', (err) => options.logger.warn({ msg: 'idle PostgreSQL connection failed', err: err.message }));
-  // a connection in use can fail between its statements (PostgreSQL restarting or ending it: 57P01): pg emits that on
-  // the client, and a client taken from the pool has no listener of the pool's, so the process would die of an
-  // unhandled 'error' event. Its next statement fails as a lost connection, and the retry policy decides.
+  // every connection has a listener of its own for its whole life, idle or in use: one in use can fail between its
+  // statements (PostgreSQL restarting or ending it: 57P01), and pg emits that on the client, which has no listener of
+  // the pool's then, so the process would die of an unhandled 'error' event. Its next statement fails as a lost
+  // connection, and the retry policy decides. The pool's own event (an idle connection's failure) is logged here too.
+  pool.on('error', () => undefined);
   pool.on('connect', (client) =>
-    client.on('error', (err) => options.logger.warn({ msg: 'a PostgreSQL connection in use failed; its next statement fails and is retried where it can be', err: err.message })),
+    client.on('error', (err) => options.logger.warn({ msg: 'a PostgreSQL connection failed; a statement on it fails and is retried where it can be', err: err.message })),
   );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool, close: () => db.destroy() };

@@ -5,12 +5,13 @@ import type { Warehouse } from './db.ts';
 import { LOCK_ID_OF_PARAM_1, lockKeys } from './lock-keys.ts';
 
 /**
- * Whether a session holds the job lock of the run row's job (`column`: `export_runs.job` as the query names it): a
- * `run` or `backfill` of it is working now. pg_locks shows a bigint advisory key as its two halves.
+ * Whether a session holds the job lock of the run row's job exclusively (`column`: `export_runs.job` as the query
+ * names it): a `run` or `backfill` of it is working now. Workers' tasks and `enqueue` hold it shared, and do not count.
+ * pg_locks shows a bigint advisory key as its two halves.
  */
 export const jobLockHeld = (column: 'export_runs.job' | 'r.job') => sql<boolean>`EXISTS (
   SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND d.datname = current_database()
+  WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock' AND l.objsubid = 1 AND d.datname = current_database()
     AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${lockKeys.job('')}::text || ${sql.ref(column)}, 0))`;
 
 const LOCK_SQL = `SELECT pg_try_advisory_lock(${LOCK_ID_OF_PARAM_1}) AS ok`;

@@ -109,6 +109,9 @@ export function migrationNames(files: readonly string[]): string[] {
  */
 export async function inMigrationTurn<T>(databaseUrl: string, work: () => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'erc20-etl' });
+  // a connection that fails while `work` runs (PostgreSQL restarting) fails `work`'s own statements; here it is only
+  // the turn's session, and must not end the process as an unhandled 'error' event
+  client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);

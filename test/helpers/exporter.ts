@@ -15,7 +15,8 @@ import type { TokenTransfersTable } from '../../src/warehouse/schema.ts';
 /** A fresh, migrated database with a warehouse open on it. */
 export async function migratedWarehouse(label: string): Promise<{ url: string; warehouse: Warehouse; drop(): Promise<void> }> {
   const database = await freshDatabase(label);
-  const warehouse = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 4 });
+  // the test's own connections are told apart from the exporter's ('erc20-etl') by their application_name
+  const warehouse = createWarehouse({ databaseUrl: database.url, logger: pino({ level: 'silent' }), maxConnections: 4, applicationName: 'erc20-etl test' });
   await migrateToLatest(warehouse);
   return {
     url: database.url,
