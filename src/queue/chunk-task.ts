@@ -62,7 +62,7 @@ export class ChunkInterruptedError extends RetryableError {}
  * chunk resumes from its committed position, a finished one is not read twice, and a range is closed once.
  */
 export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, signal?: AbortSignal): Promise<void> {
-  const { job, chunkId, runId } = payload;
+  const { job, chunkId } = payload;
   const started = deps.clock.now();
   const source = deps.source(job);
   try {
