@@ -162,17 +162,20 @@ async function closeRangeIfDone(deps: RunnerDeps, payload: ChunkPayload, range: 
   const { job, runId } = payload;
   if ((await unfinishedChunks(deps.warehouse.db, range.id)) > 0) return;
   const closed = (await closeRanges(deps, { job, runId, ranges: [range], head: payload.head, ledger, mayHaveUpdates: true })).get(range.id);
-  if (!closed) return;
-  deps.logger.info({
-    msg: 'range complete',
-    job: job.name,
-    contract: range.contract,
-    run: runId,
-    fromBlock: range.fromBlock,
-    toBlock: range.toBlock,
-    rows: closed.rows,
-    removed: closed.removed,
-  });
+  // not closed by this call: another task closed it, or this task's own earlier attempt whose answer was lost (its
+  // COMMIT went through as the connection broke); the run is closed all the same once none of its ranges is open
+  if (closed) {
+    deps.logger.info({
+      msg: 'range complete',
+      job: job.name,
+      contract: range.contract,
+      run: runId,
+      fromBlock: range.fromBlock,
+      toBlock: range.toBlock,
+      rows: closed.rows,
+      removed: closed.removed,
+    });
+  }
   // the run's totals hold this range's removals before the run is marked succeeded
   await ledger.flush();
   if (await closeRunIfDone(deps.warehouse.db, runId)) {
