@@ -9,7 +9,8 @@ import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { GROUP_MAX_AGE_MS } from '../warehouse/copy-group.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RangeState } from '../warehouse/ranges.ts';
-import { reconcileRanges } from '../warehouse/reconcile.ts';
+import { contractsWithTransfers, forkedBlocks, reconcileRanges } from '../warehouse/reconcile.ts';
+import { mergeSpans } from '../common/spans.ts';
 import { interleave, runChunks } from './chunk-scheduler.ts';
 import { enrichRanges } from './enrich.ts';
 import type { HeaderPolicy } from './header-policy.ts';
@@ -162,7 +163,48 @@ export async function closeRanges(
     closed.set(r.id, { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: done.rows, removed: done.removed });
   }
   await reportLag(deps, job, [...new Set([...closed.values()].map((s) => s.contract))], scope.head);
+  await warnOfForks(
+    deps,
+    job,
+    ranges.filter((r) => closed.has(r.id)),
+  );
   return closed;
+}
+
+/** Contracts named in the backfill a fork warning suggests; beyond them it says how many more. */
+const FORK_CONTRACTS_NAMED = 20;
+
+/**
+ * Warns when the blocks of the ranges just closed hold transfers of two forks (two canonical headers at one height),
+ * naming the blocks and the backfill that reads them again: every contract with transfers from `finality` blocks below
+ * the first such height (a reorg replaces every block from its fork point up, which may lie below it: heights where
+ * only one fork has transfers show nothing) to the end of the blocks closed. Nothing else can: the source cannot be
+ * asked which fork each row came from without reading them again.
+ */
+async function warnOfForks(deps: RunnerDeps, job: Readonly<JobConfig>, ranges: readonly RangeState[]): Promise<void> {
+  const chain = jobSeries(job).chain;
+  for (const span of mergeSpans(ranges)) {
+    const forked = await retried(deps, job.name, 'looking for blocks of two forks', () => forkedBlocks(deps.warehouse.db, chain, span));
+    if (!forked) continue;
+    const again = { fromBlock: Math.max(0, forked.first - job.finality), toBlock: span.toBlock };
+    const { contracts, total } = await retried(deps, job.name, 'looking for blocks of two forks', () =>
+      contractsWithTransfers(deps.warehouse.db, chain, again, FORK_CONTRACTS_NAMED),
+    );
+    const flags = contracts.map((c) => `--contract ${c}`).join(' ');
+    const more = total > contracts.length ? ` (and the same for the ${total - contracts.length} other contract(s) with transfers there)` : '';
+    deps.logger.warn({
+      msg:
+        `blocks ${forked.first}–${forked.last} of chain ${chain} hold transfers of two forks (${forked.blocks} block number(s) with two canonical headers): ` +
+        `rows read before a reorg stand beside rows read after it. A later run reads only the newest ${job.finality} blocks again (finality), so read these again, ` +
+        `from ${job.finality} blocks below them (the fork may begin lower): erc20-etl backfill --chain ${chain} ${flags} --from ${again.fromBlock} --to ${again.toBlock}${more}; ` +
+        'the rows the chain no longer has move to token_transfers_removed.',
+      job: job.name,
+      chain,
+      fromBlock: forked.first,
+      toBlock: forked.last,
+      blocks: forked.blocks,
+    });
+  }
 }
 
 /** Sets each contract's lag metric: blocks between the head and the last block its coverage on the job's chain reaches. */

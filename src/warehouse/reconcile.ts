@@ -117,3 +117,38 @@ async function markCanonical(trx: Kysely<Database>, chainId: number, range: Span
     WHERE h.chain_id = ${chainId} AND h.number BETWEEN ${range.fromBlock} AND ${range.toBlock}
       AND h.canonical IS DISTINCT FROM EXISTS (SELECT 1 FROM token_transfers t WHERE t.chain_id = h.chain_id AND t.block_hash = h.hash)`.execute(trx);
 }
+
+/** Heights of a chain where transfers of two forks stand side by side: each block number with two canonical headers. */
+export interface ForkedBlocks {
+  /** How many heights. */
+  blocks: number;
+  first: number;
+  last: number;
+}
+
+/**
+ * The heights in `span` of `chainId` that hold two canonical headers (headers transfers point at), or undefined when
+ * none does. A header is canonical while a transfer points at it, so two at one height mean the warehouse holds
+ * transfers of two forks there: rows committed before a reorg deeper than the blocks a run reads again (`finality`),
+ * beside rows another contract's chunk read after it. Asked of the blocks a run just closed, through the index on
+ * (number, chain_id).
+ *
+ * @example await forkedBlocks(db, 10, { fromBlock: 18_000_000, toBlock: 18_002_000 }) // → { blocks: 163, first: 18000503, last: 18001096 }
+ */
+export async function forkedBlocks(db: Kysely<Database>, chainId: number, span: Span): Promise<ForkedBlocks | undefined> {
+  const { rows } = await sql<{ blocks: number; first: string | null; last: string | null }>`
+    SELECT count(*)::int AS blocks, min(number)::text AS first, max(number)::text AS last FROM (
+      SELECT number FROM block_headers
+      WHERE chain_id = ${chainId} AND number BETWEEN ${span.fromBlock} AND ${span.toBlock} AND canonical
+      GROUP BY number HAVING count(*) > 1) AS forked`.execute(db);
+  const row = rows[0];
+  return row && row.blocks > 0 ? { blocks: row.blocks, first: Number(row.first), last: Number(row.last) } : undefined;
+}
+
+/** The contracts of `chainId` with transfers in `span`, in order: at most `limit`, and how many there are in all. */
+export async function contractsWithTransfers(db: Kysely<Database>, chainId: number, span: Span, limit: number): Promise<{ contracts: string[]; total: number }> {
+  const { rows } = await sql<{ contract: string }>`
+    SELECT DISTINCT contract_address AS contract FROM token_transfers
+    WHERE chain_id = ${chainId} AND block_number BETWEEN ${span.fromBlock} AND ${span.toBlock} ORDER BY 1`.execute(db);
+  return { contracts: rows.slice(0, limit).map((r) => r.contract), total: rows.length };
+}
