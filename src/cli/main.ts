@@ -5,6 +5,7 @@ import { registerExportCommands } from './export-commands.ts';
 import { registerDemo } from './demo-registration.ts';
 import { packageVersion } from './package-version.ts';
 import { registerQueueCommands } from './queue-commands.ts';
+import { printable } from '../common/printable.ts';
 
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
@@ -37,7 +38,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (err instanceof EtlError) {
-      process.stderr.write(`erc20-etl: ${err.message}\n`);
+      process.stderr.write(`erc20-etl: ${printable(err.message, { lines: true })}\n`);
       return err.exitCode;
     }
     process.stderr.write(`erc20-etl: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
