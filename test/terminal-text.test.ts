@@ -40,4 +40,15 @@ describe('text from the chain on a terminal', () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
     expect(status.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
   });
+
+  it('a backfill reading 16 chunks at once writes only JSON lines on stderr, no Node warning (under cron)', async () => {
+    const contract = dataset.tokens[0]!.contractAddress;
+    const r = await runCli(['backfill', '--chain', '1', '--contract', contract, '--from', '1000', '--to', '1099', '--concurrency', '16', '--page-size', '1'], {
+      env: { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info', LOG_FORMAT: '' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/MaxListenersExceededWarning/);
+    const notJson = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{') && !l.startsWith('erc20-etl:') && !l.startsWith('  '));
+    expect(notJson).toEqual([]);
+  });
 });

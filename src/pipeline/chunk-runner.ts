@@ -1,5 +1,6 @@
 import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../common/clock.ts';
 import type { JobConfig } from '../config/job-schema.ts';
 import { jobSeries } from '../metrics/job-series.ts';
@@ -93,6 +94,9 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
   // share and a page more) or after a second: the rows held do not grow with the chunks read at once
   const grouping = { maxRows: Math.ceil(job.commitRows / work.concurrency), maxAgeMs: GROUP_MAX_AGE_MS };
   const stop = new AbortController();
+  // every chunk read at once waits on it for its next page, and a statement retried listens to it while it waits: as
+  // many listeners as chunks and more, each removed as its wait ends (Node warns of a leak past 10)
+  setMaxListeners(0, stop.signal);
   const outer = work.signal;
   const onOuter = () => stop.abort(outer?.reason);
   if (outer?.aborted) onOuter();

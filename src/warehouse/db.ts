@@ -86,6 +86,12 @@ export function describeConnectionError(err: unknown): Error {
     '28000': 'PostgreSQL refused the role of DATABASE_URL (check pg_hba.conf and the user name)',
     '3D000': 'the database named in DATABASE_URL does not exist: create it (createdb) or fix the URL',
   };
+  // `sslmode=require` (or verify-*) in DATABASE_URL against a server that accepts no SSL
+  if (/does not support SSL/i.test(e.message ?? '')) {
+    return new ConfigError(
+      'Cannot use the database: DATABASE_URL asks for SSL (sslmode=require, verify-ca or verify-full) and the server does not accept SSL connections: drop sslmode from the URL, or turn SSL on in the server.',
+    );
+  }
   const hint = e.code ? codes[e.code] : undefined;
   if (hint && (e.code === '3D000' || e.code === '28P01' || e.code === '28000' || e.code === 'ENOTFOUND')) {
     return new ConfigError(`Cannot use the database: ${hint}.`);
