@@ -356,9 +356,22 @@ describe('erc20-etl status', () => {
         expect(text.code, text.stderr).toBe(0);
         return { text: text.stdout, lastRun: (JSON.parse(json.stdout) as { contracts: { lastRun: unknown }[] }).contracts[0]!.lastRun };
       };
+      // the report's runs table says what status says
+      const reportRow = async (run: string) => {
+        const dir = mkdtempSync(join(tmpdir(), 'erc20-etl-report-gone-'));
+        try {
+          const r = await runCli(['report', '--out', join(dir, 'r.html')], { env: { DATABASE_URL: target.url } });
+          expect(r.code, r.stderr).toBe(0);
+          // the cells after the run's own
+          return readFileSync(join(dir, 'r.html'), 'utf8').split(`<td>#${run}</td>`)[1]!.split('</tr>')[0]!;
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      };
       const gone = await status();
       expect(gone.lastRun).toMatchObject({ id: '3', job: 'gone', status: 'running', abandoned: true });
       expect(gone.text).toMatch(/last run: +#3 gone ended without finishing \(no process holds its job: it was killed or crashed; the job's next run resumes its work\)/);
+      expect(await reportRow('3')).toContain('<td>ended without finishing (killed or crashed)</td>');
       // a live `run` holds its job (job-lock.ts)
       const lock = await tryJobLock(target.warehouse, 'gone');
       expect(lock).toBeDefined();
@@ -366,6 +379,7 @@ describe('erc20-etl status', () => {
         const live = await status();
         expect(live.lastRun).toMatchObject({ id: '3', status: 'running', abandoned: false });
         expect(live.text).toMatch(/last run: +#3 gone running, chain 1/);
+        expect(await reportRow('3')).toContain('<td>running</td>');
       } finally {
         await lock?.release();
       }

@@ -68,7 +68,8 @@ export async function readReportData(db: Warehouse['db'], options: { days: numbe
       chain: r.chainId,
       job: r.job,
       command: r.command,
-      status: r.status,
+      // as status says it: a run marked running that no process works was killed or crashed
+      status: r.abandoned ? 'ended without finishing (killed or crashed)' : r.status,
       startedAt: r.startedAt.toISOString(),
       seconds: r.finishedAt ? (r.finishedAt.getTime() - r.startedAt.getTime()) / 1000 : null,
       inserted: r.rowsInserted,

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, RunStatus } from './schema.ts';
-import { ROWS_FROM_PAGES } from './runs.ts';
+import { ROWS_FROM_PAGES, runAbandoned } from './runs.ts';
 
 /** Transfers of one token on one UTC day. */
 export interface TokenDay {
@@ -44,6 +44,8 @@ export interface RunRecord {
   rowsUnchanged: string;
   rowsRemoved: string;
   error: string | null;
+  /** Marked running, but no process works it (`runAbandoned`): killed or crashed. */
+  abandoned: boolean;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function latestRuns(db: Kysely<Database>, limit: number): Promise<R
     .selectFrom('export_runs')
     .select(['id', 'chain_id', 'job', 'command', 'status', 'started_at', 'finished_at', 'rows_removed', 'error'])
     .select([ROWS_FROM_PAGES.rows_inserted.as('rows_inserted'), ROWS_FROM_PAGES.rows_updated.as('rows_updated'), ROWS_FROM_PAGES.rows_unchanged.as('rows_unchanged')])
+    .select(runAbandoned.as('abandoned'))
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
@@ -110,5 +113,6 @@ export async function latestRuns(db: Kysely<Database>, limit: number): Promise<R
     rowsUnchanged: r.rows_unchanged,
     rowsRemoved: r.rows_removed,
     error: r.error,
+    abandoned: r.abandoned,
   }));
 }

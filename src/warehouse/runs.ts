@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, RunStatus } from './schema.ts';
+import { jobLockHeld } from './job-lock.ts';
 
 export interface RunTotals {
   rowsInserted: number;
@@ -55,6 +56,13 @@ export type QueuedCommand = 'enqueue' | 'schedule';
 
 /** Whether the run whose command `column` holds is a queued one, as SQL. */
 export const isQueuedRun = (column: 'command' | 'r.command') => sql<boolean>`${sql.ref(column)} IN ('enqueue', 'schedule')`;
+
+/**
+ * Whether an `export_runs` row says running while no process works it: a `run` or `backfill` whose job lock no session
+ * holds (the process was killed or crashed; the job's next run resumes its work). Queued runs are never abandoned so:
+ * their workers hold the job only while on a task.
+ */
+export const runAbandoned = sql<boolean>`(export_runs.status = 'running' AND NOT ${isQueuedRun('command')} AND NOT ${jobLockHeld('export_runs.job')})`;
 
 /**
  * Opens again the runs among `runIds` that ended failed (a `run` stopped by a signal, a queued run whose task gave up)

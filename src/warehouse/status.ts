@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { gaps, mergeSpans, type Span } from '../common/spans.ts';
 import type { Database, RunStatus } from './schema.ts';
-import { jobLockHeld } from './job-lock.ts';
-import { isQueuedRun } from './runs.ts';
+import { runAbandoned } from './runs.ts';
 import { skippedLogsOfRun, type SkippedCounts } from './skipped-logs.ts';
 
 export interface ContractStatus {
@@ -74,7 +73,7 @@ export async function contractStatus(db: Kysely<Database>, job?: { chainId: numb
     const run = await db
       .selectFrom('export_runs')
       .select(['id', 'job', 'chain_id', 'status', 'started_at', 'finished_at', 'error'])
-      .select(sql<boolean>`status = 'running' AND NOT ${isQueuedRun('command')} AND NOT ${jobLockHeld('export_runs.job')}`.as('abandoned'))
+      .select(runAbandoned.as('abandoned'))
       .where('chain_id', '=', chain)
       .where(sql<boolean>`${contract} = ANY(contracts)`)
       .orderBy('id', 'desc')
