@@ -60,6 +60,17 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   // graphile-worker 0.17 locks tasks under the pool's id; its workers' ids are kept too (they stay until the
   // process stops, so a stopping worker hands back whatever is locked under any of them)
   events.on('worker:create', ({ worker: w }) => heartbeats.add(w.workerId));
+  // graphile-worker failing to use the queue itself (PostgreSQL restarting under it): a --once worker's runner then ends
+  // as if the queue were empty, so the failure is kept to end the command with it; a continuous one asks again
+  let queueFailure: string | undefined;
+  const queueFailed = (error: unknown) => {
+    const message = deps.redact(error instanceof Error ? error.message : String(error));
+    queueFailure ??= message;
+    logger.error({ msg: 'graphile-worker could not use the queue', worker, err: message });
+  };
+  if (options.once) events.on('worker:getJob:error', ({ error }) => queueFailed(error));
+  events.on('worker:fatalError', ({ error }) => queueFailed(error));
+  events.on('pool:fatalError', ({ error }) => queueFailed(error));
   events.on('pool:create', ({ workerPool }) => heartbeats.add(workerPool.id));
   events.on('pool:listen:success', () => logger.info({ msg: 'worker listening for tasks', worker }));
   // every worker sees an entry come due; the queue lets one of them add its task (known_crontabs)
@@ -137,8 +148,18 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   await sayOtherChainsTasks(deps, tasks);
   try {
     if (options.once) {
-      await runOnce(runnerOptions);
+      // the runner itself may end with graphile-worker's failure to use the queue (its fatal errors, collected)
+      const ended = await runOnce(runnerOptions).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       if (chainChanged) throw new FatalError(chainChanged.message);
+      if (ended !== undefined) queueFailed(ended);
+      if (queueFailure !== undefined) {
+        throw new FatalError(
+          `worker --once stopped before the queue was empty: graphile-worker could not use PostgreSQL (${queueFailure}). The tasks left wait on the queue (any this worker held come back after --dead-after); run \`erc20-etl worker --once\` again.`,
+        );
+      }
       // a batch that left work undone must not look like success to cron
       if (failures.givenUp.length || failures.retrying.size) throw new OnceFailedError(failures.givenUp, failures.retrying.size);
     } else {
