@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +35,20 @@ describe('erc20-etl devnet', () => {
     expect(result.stderr).toMatch(/--fail-rate: expected a probability from 0 to 1/);
     expect(result.stderr).toMatch(/--port: expected an integer ≥ 0, got "abc"/);
     expect(result.stderr).toMatch(/--project-id: is reserved/);
+  });
+
+  it('says a port in use is in use and exits 2, not with a stack trace', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((holder.address() as AddressInfo).port);
+      const result = await runCli(['devnet', '--port', port, '--blocks', '20', '--transfers', '10', '--tokens', '1']);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`erc20-etl: The reference server cannot listen on 127.0.0.1:${port}: that port is in use by another process (EADDRINUSE).`);
+      expect(result.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('says what is wrong with a dataset folder, with file and line', async () => {

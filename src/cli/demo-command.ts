@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { systemClock } from '../common/clock.ts';
@@ -17,7 +19,7 @@ import { closeAndAwaitConnections } from '../warehouse/close-connections.ts';
 import { ensureDatabase } from '../warehouse/databases.ts';
 import { createWarehouse } from '../warehouse/db.ts';
 import { livePostmasterPid, startEmbeddedPostgres } from '../local-postgres/embedded-postgres.ts';
-import { localStateDir, runningAsRoot } from '../local-postgres/state-dir.ts';
+import { localStateDir, runningAsRoot, stateDirFor } from '../local-postgres/state-dir.ts';
 import { migrateToLatest } from '../warehouse/migrate.ts';
 import { TOP_TOKENS_QUERY, topTokens } from '../warehouse/top-tokens.ts';
 import { exportJob } from './exporter.ts';
@@ -106,8 +108,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
  * project's copy of the PostgreSQL binaries (and the project's state folder, once nothing else is in it).
  */
 export async function cleanDemo(): Promise<void> {
+  // what was there before this command (finding the state folder makes it): only that is said to be removed
+  const stateDirWas = existsSync(stateDirFor({ projectDir: PROJECT_DIR, asRoot: runningAsRoot(), tmpDir: tmpdir() }));
   const stateDir = await localStateDir(PROJECT_DIR);
   const dataDir = join(stateDir, DEMO_DATA_FOLDER);
+  const dataDirWas = existsSync(dataDir);
+  let removed = 0;
   const pid = await livePostmasterPid(dataDir);
   if (pid !== undefined) {
     throw new ConfigError(
@@ -117,19 +123,30 @@ export async function cleanDemo(): Promise<void> {
     );
   }
   await rm(dataDir, { recursive: true, force: true });
-  process.stdout.write(`removed ${dataDir}\n`);
-  if (!runningAsRoot()) return;
+  if (dataDirWas) {
+    process.stdout.write(`removed ${dataDir}\n`);
+    removed++;
+  }
+  if (!runningAsRoot()) {
+    if (!removed) process.stdout.write(`nothing to remove: the demo keeps nothing in ${stateDir}\n`);
+    return;
+  }
   const entries = await readdir(stateDir);
   for (const name of entries.filter((entry) => entry.startsWith('postgres-'))) {
     await rm(join(stateDir, name), { recursive: true, force: true });
     process.stdout.write(`removed ${join(stateDir, name)}\n`);
+    removed++;
   }
   const left = (await readdir(stateDir)).filter((entry) => entry !== 'project.txt' && entry !== 'test-pg');
   const tests = await readdir(join(stateDir, 'test-pg')).catch(() => []);
   if (left.length === 0 && tests.length === 0) {
     await rm(stateDir, { recursive: true, force: true });
-    process.stdout.write(`removed ${stateDir}\n`);
+    if (stateDirWas) {
+      process.stdout.write(`removed ${stateDir}\n`);
+      removed++;
+    }
   }
+  if (!removed) process.stdout.write(`nothing to remove: the demo keeps nothing in ${stateDir}\n`);
 }
 
 const DEMO_DATA_FOLDER = 'demo-pg';

@@ -7,6 +7,7 @@ import { readServedDataset } from '../devnet/served-dataset.ts';
 import { createDevnet } from '../devnet/server.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from '../devnet/synthetic.ts';
 import { parseDevnetOptions, type DevnetFlags } from './devnet-options.ts';
+import { ConfigError } from '../common/errors.ts';
 
 function randomSource(seed: number): () => number {
   const rng = createRng(deriveSeed(seed, 'faults'));
@@ -45,7 +46,18 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
     chain,
     random: randomSource(options.faultSeed),
   });
-  const origin = await devnet.listen();
+  const origin = await devnet.listen().catch((err: unknown) => {
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      const why = code === 'EADDRINUSE' ? 'is in use by another process' : code === 'EACCES' ? 'may not be opened by this user' : 'is not an address of this machine';
+      throw new ConfigError(
+        `The reference server cannot listen on ${options.host}:${options.port}: that ${code === 'EADDRNOTAVAIL' ? 'host' : 'port'} ${why} (${code}).`,
+        [],
+        'Pick another --port (0 picks a free one) or --host, or stop what holds it.',
+      );
+    }
+    throw err;
+  });
   // listen for SIGINT/SIGTERM before saying where it listens: whoever reads that line may stop it at once
   const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
