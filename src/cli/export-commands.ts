@@ -98,7 +98,7 @@ export function registerExportCommands(program: Command): void {
       .command('report')
       .description('write one self-contained HTML page with charts: daily transfers and volume per token, coverage per contract, recent runs')
       .option('--out <file>', 'where to write the page, e.g. report.html')
-      .option('--days <n>', 'days of transfers to chart, counted back from the newest (default 90)')
+      .option('--days <n>', "UTC days of transfers to chart, whole, the newest transfer's day last (default 90)")
       .option('--runs <n>', 'recent runs to show (default 30)'),
     false,
   ).action(async (flags: ConnectionFlags & ReportFlags) => {

@@ -34,7 +34,7 @@ export interface ReportData {
 
 /**
  * What the report shows, read in one go: transfers and volume per token and UTC day over the last `days`
- * days of each chain's data (counted back from its newest transfer), each contract's covered blocks (merged), and the
+ * UTC days of each chain's data (the newest transfer's day and those before it, whole), each contract's covered blocks (merged), and the
  * last `runs` runs, oldest first.
  *
  * @example await readReportData(warehouse.db, { days: 90, runs: 30, now: new Date() }) // → { daily: [...], coverage: [...], runs: [...] }

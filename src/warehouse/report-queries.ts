@@ -49,8 +49,9 @@ export interface RunRecord {
 }
 
 /**
- * Transfers and volume per chain, token and UTC day over the last `days` days of each chain's data (counted back from its
- * newest transfer), by day, then token.
+ * Transfers and volume per chain, token and UTC day over the last `days` UTC days of each chain's data (the day of its
+ * newest transfer and the days before it, each whole: a window counted back from the newest transfer's moment cut the
+ * first day short, which the chart showed as a day of few transfers), by day, then token.
  */
 export async function dailyTransfers(db: Kysely<Database>, days: number): Promise<TokenDay[]> {
   const { rows } = await sql<{ chain_id: string; contract: string; token: string; day: string; transfers: string; volume: string; volume_plot: number }>`
@@ -59,7 +60,7 @@ export async function dailyTransfers(db: Kysely<Database>, days: number): Promis
     ), recent AS (
       SELECT t.chain_id, t.contract_address, t.value, t.block_timestamp FROM token_transfers t
       JOIN newest n ON n.chain_id = t.chain_id
-      WHERE t.block_timestamp > n.at - make_interval(days => ${days})
+      WHERE t.block_timestamp >= (date_trunc('day', n.at AT TIME ZONE 'UTC') - make_interval(days => ${days - 1})) AT TIME ZONE 'UTC'
     ), per_day AS (
       SELECT chain_id, contract_address, to_char(block_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS transfers, sum(value) AS volume
       FROM recent GROUP BY 1, 2, 3
