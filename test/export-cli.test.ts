@@ -372,6 +372,11 @@ describe('erc20-etl status', () => {
       expect(gone.lastRun).toMatchObject({ id: '3', job: 'gone', status: 'running', abandoned: true });
       expect(gone.text).toMatch(/last run: +#3 gone ended without finishing \(no process holds its job: it was killed or crashed; the job's next run resumes its work\)/);
       expect(await reportRow('3')).toContain('<td>ended without finishing (killed or crashed)</td>');
+      // blocks the gone run left open: the next run resumes them; while a run works, it is reading them
+      await target.warehouse.pool.query(`INSERT INTO export_ranges (chain_id, job, contract_address, from_block, to_block, created_by_run) VALUES (1, 'gone', $1, 511, 520, 3)`, [
+        a,
+      ]);
+      expect((await status()).text).toMatch(/in progress: 511–520 \(the next run resumes it\)/);
       // a live `run` holds its job (job-lock.ts)
       const lock = await tryJobLock(target.warehouse, 'gone');
       expect(lock).toBeDefined();
@@ -380,10 +385,12 @@ describe('erc20-etl status', () => {
         expect(live.lastRun).toMatchObject({ id: '3', status: 'running', abandoned: false });
         expect(live.text).toMatch(/last run: +#3 gone running, chain 1/);
         expect(await reportRow('3')).toContain('<td>running</td>');
+        expect(live.text).toMatch(/in progress: 511–520 \(run #3 is reading it\)/);
       } finally {
         await lock?.release();
       }
       // a queued run is running while its tasks wait, whoever holds its job
+      await target.warehouse.pool.query(`DELETE FROM export_ranges WHERE job = 'gone'`);
       await target.warehouse.pool.query(`DELETE FROM export_runs WHERE job = 'gone'`);
       expect((await status()).lastRun).toMatchObject({ id: '2', job: 'queued', status: 'running', abandoned: false });
     } finally {

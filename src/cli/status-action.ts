@@ -64,7 +64,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
         `${s.contract}${s.symbol ? ` (${printable(s.symbol)})` : ''}\n` +
           `  covered:     ${s.covered.map(span).join(', ') || 'nothing yet'}\n` +
           `  gaps:        ${s.gaps.map(span).join(', ') || 'none'}\n` +
-          (s.inProgress.length ? `  in progress: ${s.inProgress.map(span).join(', ')} (the next run resumes it)\n` : '') +
+          (s.inProgress.length ? `  in progress: ${s.inProgress.map(span).join(', ')} (${inProgressText(s.lastRun)})\n` : '') +
           `  rows:        ${s.rows}\n` +
           (s.lastRun && s.skippedLogs && (s.skippedLogs.erc721 || s.skippedLogs.other)
             ? `  skipped:     ${skippedText(s.skippedLogs)} in run #${s.lastRun.id} (not ERC-20 transfers, not stored)\n`
@@ -79,6 +79,11 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
   } finally {
     await warehouse.close();
   }
+}
+
+/** Who finishes the blocks in progress: the last run while it works, else the next. */
+function inProgressText(run: ContractStatus['lastRun']): string {
+  return run && run.status === 'running' && !run.abandoned ? `run #${run.id} is reading it` : 'the next run resumes it';
 }
 
 /** The queue in two or three lines: what waits, what runs, who works it, and the last error. */
