@@ -68,9 +68,11 @@ describe('an API that nothing listens at', () => {
     expect(retries).toBe(8);
     expect(`${r.stdout}${r.stderr}`).not.toContain(secret);
 
-    const runs = await target.warehouse.db.selectFrom('export_runs').select(['status', 'retries', 'error']).execute();
+    const runs = await target.warehouse.db.selectFrom('export_runs').select(['status', 'retries', 'error', 'started_at', 'finished_at']).execute();
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: 'failed', retries: '8' });
+    // the run's time holds its retries (at least 0.25 + 0.5 + 1 s of backoff), not only the moment it was recorded
+    expect(runs[0]!.finished_at!.getTime() - runs[0]!.started_at.getTime()).toBeGreaterThan(1_500);
     expect(runs[0]!.error).toMatch(/ECONNREFUSED.*gave up after 9 attempts/s);
     expect(runs[0]!.error).not.toContain(secret);
   }, 150_000);

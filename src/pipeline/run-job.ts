@@ -65,7 +65,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const abandoned = await again('ending abandoned runs', () => failAbandonedRuns(warehouse.db, guard.chainId, job.name));
     if (abandoned) logger.warn({ msg: 'earlier runs of this job ended without finishing; resuming their work', job: job.name, runs: abandoned });
     const contracts = job.contracts.map((c) => c.address);
-    runId = await again('recording the run', () => startRun(warehouse.db, { chainId: guard.chainId, job: job.name, command, contracts }));
+    // started when the command began, before the endpoint's chain was asked (retries of an endpoint that is down included)
+    runId = await again('recording the run', () => startRun(warehouse.db, { chainId: guard.chainId, job: job.name, command, contracts, startedAt: new Date(started) }));
     // the ledger keeps up while the run works, so a killed run still shows what it did
     ledger = startRunLedger(deps, { runId, source: deps.source });
     // the endpoint could not say which chain it serves: the run fails, its ledger saying why (and what it tried)

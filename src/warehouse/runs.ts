@@ -34,7 +34,7 @@ export const ROWS_FROM_PAGES = {
 /** Opens a row in the run ledger; resolves to the run id. */
 export async function startRun(
   db: Kysely<Database>,
-  input: { chainId: number; job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number },
+  input: { chainId: number; job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number; startedAt?: Date },
 ): Promise<string> {
   const row = await db
     .insertInto('export_runs')
@@ -45,6 +45,7 @@ export async function startRun(
       contracts: [...input.contracts],
       from_block: input.fromBlock ?? null,
       to_block: input.toBlock ?? null,
+      ...(input.startedAt && { started_at: input.startedAt }),
     })
     .returning('id')
     .executeTakeFirstOrThrow();
