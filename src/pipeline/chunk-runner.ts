@@ -191,7 +191,7 @@ async function warnOfForks(deps: RunnerDeps, job: Readonly<JobConfig>, ranges: r
     const forked = await retried(deps, job.name, 'looking for blocks of two forks', () => forkedBlocks(deps.warehouse.db, chain, span));
     if (!forked) continue;
     const again = { fromBlock: Math.max(0, forked.first - job.finality), toBlock: span.toBlock };
-    const { contracts, total } = await retried(deps, job.name, 'looking for blocks of two forks', () =>
+    const { contracts, total } = await retried(deps, job.name, 'listing the contracts of blocks of two forks', () =>
       contractsWithTransfers(deps.warehouse.db, chain, again, FORK_CONTRACTS_NAMED),
     );
     const flags = contracts.map((c) => `--contract ${c}`).join(' ');

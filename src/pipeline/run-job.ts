@@ -8,8 +8,8 @@ import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from 
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { JobLockedError } from './errors.ts';
 import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
-import { lacksPrivilege, PgTransientError, transientPgFailure } from '../warehouse/pg-errors.ts';
-import { RetriesExhaustedError } from '../common/retry.ts';
+import { lacksPrivilege, transientPgFailure } from '../warehouse/pg-errors.ts';
+import { warehouseGaveUp } from '../warehouse/statement-retry.ts';
 import { planRun } from './plan.ts';
 import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
@@ -178,7 +178,7 @@ async function processRanges(
  */
 function explain(err: unknown): unknown {
   // the warehouse's retries, not the API's (an unreachable API fails with ECONNREFUSED too)
-  if (err instanceof RetriesExhaustedError && err.lastError instanceof PgTransientError) {
+  if (warehouseGaveUp(err)) {
     return new FatalError(
       `PostgreSQL did not come back within about a minute of retries (${err.attempts} attempts; last: ${err.lastError.what}). Everything committed is kept; once it answers, run the job again to finish it.`,
       { cause: err },

@@ -89,10 +89,7 @@ async function readChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, task: {
     if (!range || !chunk) {
       deps.logger.info({ msg: 'chunk task skipped: its range is closed already', job: job.name, chunk: chunkId, worker: deps.worker });
       // the attempt that closed the range may have failed before it closed the run (PostgreSQL restarting)
-      if (await closeRunIfDone(deps.warehouse.db, runId)) {
-        deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
-        deps.logger.info({ msg: 'run finished', job: job.name, run: runId });
-      }
+      await closeRun(deps, job, runId);
       return;
     }
     // the range's rows are its chain's: a job that says another (its warehouse relabelled by `migrate --chain-id` after
@@ -178,8 +175,12 @@ async function closeRangeIfDone(deps: RunnerDeps, payload: ChunkPayload, range: 
   }
   // the run's totals hold this range's removals before the run is marked succeeded
   await ledger.flush();
-  if (await closeRunIfDone(deps.warehouse.db, runId)) {
-    deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
-    deps.logger.info({ msg: 'run finished', job: job.name, run: runId });
-  }
+  await closeRun(deps, job, runId);
+}
+
+/** Marks the queued run succeeded once none of its ranges is open (`closeRunIfDone`), saying so in the log and the metrics. */
+async function closeRun(deps: Pick<ChunkTaskDeps, 'warehouse' | 'metrics' | 'logger' | 'clock'>, job: Readonly<JobConfig>, runId: string): Promise<void> {
+  if (!(await closeRunIfDone(deps.warehouse.db, runId))) return;
+  deps.metrics?.runEnded(jobSeries(job), 'succeeded', deps.clock.now() / 1000);
+  deps.logger.info({ msg: 'run finished', job: job.name, run: runId });
 }

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { FatalError, RetryableError } from '../common/errors.ts';
 import { ChunkMovedError } from '../warehouse/load-page.ts';
 import { CommitUnknownError } from '../warehouse/page-writer.ts';
+import { systemClock } from '../common/clock.ts';
+import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
+import { retryStatement } from '../warehouse/statement-retry.ts';
 import { taskTriedAgain } from './worker.ts';
 import { chainOfTask, chainTasks } from './payloads.ts';
 
@@ -15,6 +18,18 @@ describe('a failed task', () => {
 
   it('ends when retrying cannot help: bad data, bad configuration', () => {
     expect(taskTriedAgain(new FatalError('the API served a transfer twice'))).toBe(false);
+  });
+
+  it("goes back to the queue's backoff when PostgreSQL stayed away past a statement's retries, not when the API did", async () => {
+    const clock = { ...systemClock, sleep: async () => undefined };
+    const spent = (err: Error) => retryStatement(() => Promise.reject(err), { clock }).catch((e: unknown) => e);
+    const restart = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    expect(taskTriedAgain(await spent(restart))).toBe(true);
+    const api = await withRetry(() => Promise.reject(new RetryableError('POST http://node/<redacted>: ECONNREFUSED')), { retries: 2, minDelayMs: 0, maxDelayMs: 0, clock }).catch(
+      (e: unknown) => e,
+    );
+    expect(api).toBeInstanceOf(RetriesExhaustedError);
+    expect(taskTriedAgain(api)).toBe(false);
   });
 });
 

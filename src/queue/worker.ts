@@ -10,8 +10,7 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
 import { ChunkStoppedError } from '../warehouse/load-page.ts';
-import { PgTransientError } from '../warehouse/pg-errors.ts';
-import { RetriesExhaustedError } from '../common/retry.ts';
+import { warehouseGaveUp } from '../warehouse/statement-retry.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
@@ -270,8 +269,7 @@ async function sayOtherChainsTasks(deps: WorkerDeps, own: { chunk: string; enque
  */
 export function taskTriedAgain(err: unknown): boolean {
   // PostgreSQL away for longer than a statement's retries: the queue's own backoff waits longer
-  const warehouseAway = err instanceof RetriesExhaustedError && err.lastError instanceof PgTransientError;
-  return err instanceof ChunkStoppedError || !(err instanceof EtlError) || isRetryable(err) || warehouseAway;
+  return err instanceof ChunkStoppedError || !(err instanceof EtlError) || isRetryable(err) || warehouseGaveUp(err);
 }
 
 /**

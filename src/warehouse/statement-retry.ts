@@ -1,7 +1,7 @@
 import type { Clock } from '../common/clock.ts';
 import type { EtlError } from '../common/errors.ts';
-import { withRetry } from '../common/retry.ts';
-import { classifyPgError } from './pg-errors.ts';
+import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
+import { classifyPgError, PgTransientError } from './pg-errors.ts';
 
 /** Warehouse work retried on deadlocks, restarts and lost connections: about a minute in all, enough for a restart. */
 export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
@@ -24,4 +24,14 @@ export function retryStatement<T>(
       }),
     { ...DB_RETRY, clock: options.clock, ...(options.onRetry && { onRetry: options.onRetry }), ...(options.signal && { signal: options.signal }) },
   );
+}
+
+/**
+ * The warehouse's retries (about a minute) were spent on a failure PostgreSQL could have got past: it stayed away. The
+ * API's retries, spent on a connection refused as well, are not this.
+ *
+ * @example warehouseGaveUp(await retryStatement(work, { clock }).catch((e) => e)) // → true while PostgreSQL is down
+ */
+export function warehouseGaveUp(err: unknown): err is RetriesExhaustedError & { lastError: PgTransientError } {
+  return err instanceof RetriesExhaustedError && err.lastError instanceof PgTransientError;
 }
