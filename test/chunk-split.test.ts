@@ -1,26 +1,12 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
-import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { BLOCKS, CONCURRENCY, PAGE_SIZE, skewedChain, START } from './helpers/skewed-chain.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
 import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
-
-// one contract whose lowest 500 blocks hold most of its transfers: planned in 2 × 2 chunks of 500 blocks,
-// the last chunk (the lowest blocks) is left to read alone, 40 pages of 50, while three of its four connections idle
-const START = 5_000_000;
-const BLOCKS = 2000;
-const PAGE_SIZE = 50;
-const CONCURRENCY = 2;
-
-function skewedChain(): Dataset {
-  const chain = generateSyntheticDataset({ seed: 23, blocks: BLOCKS, tokens: 1, transfers: 8000, startBlock: START });
-  let upper = 0;
-  const transfers = chain.transfers.filter((t) => t.blockNumber < START + 500 || upper++ % 10 === 0);
-  return { ...chain, transfers };
-}
 
 describe('a run whose last chunk holds most of the rows', () => {
   let chain: Dataset;

@@ -157,7 +157,7 @@ export async function closeRanges(
   scope: { job: Readonly<JobConfig>; runId: string; ranges: readonly RangeState[]; head: number; ledger: RunLedger; mayHaveUpdates: boolean },
 ): Promise<Map<string, RangeSummary>> {
   const { job, ranges } = scope;
-  const reconciled = await retried(deps, job.name, 'closing ranges', () => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates));
+  const reconciled = await retried(deps, job.name, 'closing ranges', (attempt) => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates, attempt > 1));
   const closed = new Map<string, RangeSummary>();
   for (const r of ranges) {
     const done = reconciled.get(r.id);

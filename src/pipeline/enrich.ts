@@ -24,7 +24,7 @@ export interface EnrichDeps {
   /** Where the run's time goes (`--time-budget`): headers fetched, checked and stored count as `headers`. */
   budget?: TimeBudget;
   /** How checked headers are written; `storeHeaders` into `warehouse` unless given. Resolves to the number stored. */
-  storeHeaders?: (chainId: number, headers: readonly HeaderToStore[], runId: string) => Promise<number>;
+  storeHeaders?: (chainId: number, headers: readonly HeaderToStore[], runId: string, repeated: boolean) => Promise<number>;
 }
 
 /** Whose headers are fetched: the job, its run, and the run's header policy (the chain's rule, `verifyHeaders`). */
@@ -114,7 +114,7 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
           const checked = verified.map((v) => v.checked);
           if (beforeStoring && verified.length) await beforeStoring(verified);
           const store = deps.storeHeaders ?? ((...a) => storeHeaders(deps.warehouse, ...a));
-          stored += await retried(deps, scope.job, 'storing headers', () => store(scope.headers.chain, checked, scope.runId));
+          stored += await retried(deps, scope.job, 'storing headers', (attempt) => store(scope.headers.chain, checked, scope.runId, attempt > 1));
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);
         },

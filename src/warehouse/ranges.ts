@@ -136,9 +136,30 @@ export interface NewRange {
   chunks: readonly { fromBlock: number; toBlock: number }[];
 }
 
-/** Records a planned range and its chunks, in one transaction. */
+/**
+ * Records a planned range and its chunks, in one transaction. Called again after a lost answer, it returns the range
+ * its run already recorded over those blocks (the COMMIT went through) rather than a second one.
+ */
 export async function createRange(db: Kysely<Database>, input: NewRange): Promise<RangeState> {
-  return db.transaction().execute((trx) => insertRange(trx, input));
+  return db.transaction().execute(async (trx) => {
+    const recorded = await trx
+      .selectFrom('export_ranges')
+      .select('id')
+      .where('created_by_run', '=', input.runId)
+      .where('chain_id', '=', String(input.chainId))
+      .where('job', '=', input.job)
+      .where('contract_address', '=', input.contract)
+      .where('from_block', '=', String(input.fromBlock))
+      .where('to_block', '=', String(input.toBlock))
+      .executeTakeFirst();
+    if (!recorded) return insertRange(trx, input);
+    const chunks = await trx.selectFrom('export_chunks').selectAll().where('range_id', '=', recorded.id).orderBy('id').execute();
+    return { ...rangeOf(input, recorded.id), chunks: chunks.map(toChunk) };
+  });
+}
+
+function rangeOf(input: NewRange, id: string): Omit<RangeState, 'chunks'> {
+  return { id, chainId: input.chainId, job: input.job, contract: input.contract, fromBlock: input.fromBlock, toBlock: input.toBlock, createdByRun: input.runId };
 }
 
 /** Records a planned range and its chunks inside the caller's transaction. */
@@ -153,16 +174,7 @@ export async function insertRange(trx: Transaction<Database>, input: NewRange): 
     .values(input.chunks.map((c) => ({ range_id: range.id, chain_id: input.chainId, from_block: c.fromBlock, to_block: c.toBlock })))
     .returningAll()
     .execute();
-  return {
-    id: range.id,
-    chainId: input.chainId,
-    job: input.job,
-    contract: input.contract,
-    fromBlock: input.fromBlock,
-    toBlock: input.toBlock,
-    createdByRun: input.runId,
-    chunks: chunks.map(toChunk),
-  };
+  return { ...rangeOf(input, range.id), chunks: chunks.map(toChunk) };
 }
 
 /**
@@ -182,7 +194,8 @@ export async function dropPageKey(db: Kysely<Database>, chunk: Pick<ChunkState, 
  * Gives a running chunk's blocks `chunk.fromBlock … lastGiven` (below everything it has committed) to a new
  * chunk of the range, in one transaction: the chunk now starts at `lastGiven + 1`, and keeps the first block
  * of its query for its page key. The new chunk starts from nothing, and COPYs straight in when the chunk
- * did. Updates `chunk`; resolves to the new chunk, or undefined when the chunk is done meanwhile.
+ * did. Updates `chunk`; resolves to the new chunk, or undefined when the chunk is done meanwhile. Called again after
+ * a lost answer (the COMMIT went through), it resolves to the chunk that split made.
  */
 export async function splitChunk(db: Kysely<Database>, chunk: ChunkState, lastGiven: number): Promise<ChunkState | undefined> {
   if (lastGiven < chunk.fromBlock || lastGiven >= (chunk.resumeToBlock ?? chunk.toBlock + 1) - 1) {
@@ -190,6 +203,16 @@ export async function splitChunk(db: Kysely<Database>, chunk: ChunkState, lastGi
   }
   const queryFrom = chunk.queryFromBlock ?? chunk.fromBlock;
   const part = await db.transaction().execute(async (trx) => {
+    // called again after a lost answer: the split went through, and its part is the range's chunk over those blocks
+    const given = await trx
+      .selectFrom('export_chunks')
+      .selectAll()
+      .where('range_id', '=', chunk.rangeId)
+      .where('id', '<>', chunk.id)
+      .where('from_block', '=', String(chunk.fromBlock))
+      .where('to_block', '=', String(lastGiven))
+      .executeTakeFirst();
+    if (given) return given;
     const kept = await trx
       .updateTable('export_chunks')
       .set({ from_block: lastGiven + 1, query_from_block: queryFrom, updated_at: sql`now()` })

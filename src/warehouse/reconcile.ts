@@ -14,7 +14,7 @@ export interface ReconcileResult {
  * copy). Those are the rows its pages found missing from the blocks each completed (export_missing); a
  * row that has moved to another block since it was found missing stays. A coverage row records the range, and its
  * page records are dropped. Called only when every chunk of every range of the run is done, so nothing
- * moves after a failure.
+ * moves after a failure. Repeated after a lost answer (the COMMIT went through), it resolves to what that call closed.
  */
 export async function reconcileRanges(
   db: Kysely<Database>,
@@ -22,6 +22,11 @@ export async function reconcileRanges(
   runId: string,
   /** Rows of these ranges may have moved to other blocks (the run updated rows, or an earlier run read some). */
   rowsMoved = true,
+  /**
+   * This call repeats one whose connection broke as it committed: ranges `runId` closed then are reported as this call
+   * would have. Otherwise a range closed before (by another task of the run too) is not this call's.
+   */
+  repeated = false,
 ): Promise<Map<string, ReconcileResult>> {
   return db.transaction().execute(async (trx) => {
     const results = new Map<string, ReconcileResult>();
@@ -34,7 +39,12 @@ export async function reconcileRanges(
         .where('id', '=', range.id)
         .where('status', '=', 'open')
         .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 0) continue;
+      if (Number(claimed.numUpdatedRows) === 0) {
+        // called again after a lost answer: this run closed it (the COMMIT went through), and says what it found then
+        const closedBefore = repeated ? await closedByRun(trx, range, runId) : undefined;
+        if (closedBefore) results.set(range.id, closedBefore);
+        continue;
+      }
       claimedSpans.push(range);
       // a first load's range found nothing missing: no statement to plan (with the joins below it costs tens of ms)
       const missing = await trx.selectFrom('export_missing').select(sql<number>`1`.as('one')).where('range_id', '=', range.id).limit(1).executeTakeFirst();
@@ -61,6 +71,31 @@ export async function reconcileRanges(
     }
     return results;
   });
+}
+
+/** What `runId` recorded when it closed `range` (its coverage row, the rows it removed there), if it did. */
+async function closedByRun(trx: Kysely<Database>, range: RangeState, runId: string): Promise<ReconcileResult | undefined> {
+  const coverage = await trx
+    .selectFrom('export_coverage')
+    .select('row_count')
+    .where('run_id', '=', runId)
+    .where('chain_id', '=', String(range.chainId))
+    .where('job', '=', range.job)
+    .where('contract_address', '=', range.contract)
+    .where('from_block', '=', String(range.fromBlock))
+    .where('to_block', '=', String(range.toBlock))
+    .executeTakeFirst();
+  if (!coverage) return undefined;
+  const removed = await trx
+    .selectFrom('token_transfers_removed')
+    .select(trx.fn.countAll<string>().as('n'))
+    .where('removed_by_run', '=', runId)
+    .where('chain_id', '=', String(range.chainId))
+    .where('contract_address', '=', range.contract)
+    .where('block_number', '>=', String(range.fromBlock))
+    .where('block_number', '<=', String(range.toBlock))
+    .executeTakeFirstOrThrow();
+  return { rows: Number(coverage.row_count), removed: Number(removed.n) };
 }
 
 /** Moves the rows a range's pages found missing (export_missing) to token_transfers_removed; resolves to how many. */

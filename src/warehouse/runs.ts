@@ -31,11 +31,27 @@ export const ROWS_FROM_PAGES = {
   rows_unchanged: sql<string>`greatest(export_runs.rows_unchanged, (SELECT sum(p.rows_unchanged) FROM export_run_rows p WHERE p.run_id = export_runs.id))`,
 };
 
-/** Opens a row in the run ledger; resolves to the run id. */
+/**
+ * Opens a row in the run ledger; resolves to the run id. With `startedAt` it can be called again after a lost answer:
+ * a running row of the job, command and start already there (its COMMIT went through) is the run's, and is returned
+ * rather than a second one opened. Only the job's lock holder starts a run of it at that millisecond.
+ */
 export async function startRun(
   db: Kysely<Database>,
   input: { chainId: number; job: string; command: string; contracts: readonly string[]; fromBlock?: number; toBlock?: number; startedAt?: Date },
 ): Promise<string> {
+  if (input.startedAt) {
+    const opened = await db
+      .selectFrom('export_runs')
+      .select('id')
+      .where('chain_id', '=', String(input.chainId))
+      .where('job', '=', input.job)
+      .where('command', '=', input.command)
+      .where('started_at', '=', input.startedAt)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (opened) return opened.id;
+  }
   const row = await db
     .insertInto('export_runs')
     .values({
