@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
@@ -39,6 +40,9 @@ describe('a run stopped by a signal', () => {
     const ended = collect(child, 60_000);
     const stored = async () => Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM token_transfers')).rows[0]!.n);
     await waitFor(async () => (await stored()) >= 300, { what: 'some pages committed' });
+    // and some headers stored: those still on their way when the signal comes are dropped with the pages on theirs
+    const headersStored = async () => Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM block_headers')).rows[0]!.n);
+    await waitFor(async () => (await headersStored()) > 0, { what: 'some headers stored' });
     child.kill(signal);
     const r = await ended;
     expect(r.code, r.stderr).toBe(code);
@@ -115,4 +119,69 @@ describe('a run stopped while its node does not answer', () => {
     expect(runs.rows).toEqual([{ status: 'failed', error: expect.stringMatching(/^stopped by SIGINT/) }]);
     expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM token_transfers')).rows[0]!.n)).toBe(0);
   }, 200_000);
+});
+
+/**
+ * An HTTP proxy in front of `origin` that never answers a header call (`erigon_getHeaderByHash`, `eth_getBlockByHash`):
+ * the request is read and left waiting, its connection open, as a node that hangs on them would. `held` counts them.
+ */
+async function holdingHeaders(origin: string): Promise<{ base: string; held(): number; close(): Promise<void> }> {
+  let held = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (/getHeaderByHash|getBlockByHash/.test(body.toString())) {
+        held++;
+        return;
+      }
+      fetch(`${origin}${req.url}`, { method: req.method!, headers: { 'content-type': 'application/json' }, ...(body.length && { body }) }).then(
+        async (answer) => {
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        },
+        () => res.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    held: () => held,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('a run stopped while its header calls go unanswered', () => {
+  it('on SIGINT exits at once, not after the calls time out and are retried, and its ledger says it was stopped', async () => {
+    await target.warehouse.pool.query('TRUNCATE token_transfers, export_runs, export_ranges, export_chunks, export_coverage, block_headers CASCADE');
+    const proxy = await holdingHeaders(devnet.origin);
+    try {
+      const contract = dataset.transfers[0]!.contractAddress;
+      const args = ['backfill', '--contract', contract, '--from', '1000', '--to', '2999', '--page-size', '100'];
+      const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: `${proxy.base}/${SECRET}` };
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env });
+      // a header call waits 30 s for its answer, and is tried again 5 times
+      const ended = collect(child, 240_000);
+      await waitFor(() => proxy.held() >= 1, { what: 'a header call left unanswered' });
+      const signalled = Date.now();
+      child.kill('SIGINT');
+      const r = await ended;
+      const waited = Date.now() - signalled;
+      expect(r.code, r.stderr).toBe(130);
+      // before, the run waited for the unanswered header calls: their 30 s timeout, then their retries
+      expect(waited).toBeLessThan(15_000);
+      expect(r.stderr).toContain('erc20-etl: stopped by SIGINT');
+      expect(r.stderr).not.toContain(SECRET);
+      const runs = await target.warehouse.pool.query<{ status: string; error: string; headers_fetched: string }>('SELECT status, error, headers_fetched::text FROM export_runs');
+      expect(runs.rows).toEqual([{ status: 'failed', error: expect.stringMatching(/^stopped by SIGINT/), headers_fetched: '0' }]);
+      expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM token_transfers')).rows[0]!.n)).toBeGreaterThan(0);
+    } finally {
+      await proxy.close();
+    }
+  }, 260_000);
 });

@@ -52,6 +52,8 @@ export function createSource(deps: {
   rpcTimeoutMs?: number | undefined;
   /** Where the run's time goes (`--time-budget`). */
   budget?: TimeBudget | undefined;
+  /** The run's stop (Ctrl-C): calls on their way are dropped at once (`HttpClientDeps.stop`). */
+  stop?: AbortSignal | undefined;
 }): RunSource {
   const { api, logger, clock, warehouse, job } = deps;
   const { chain } = jobChain(job);
@@ -64,6 +66,7 @@ export function createSource(deps: {
     logger,
     clock,
     counters,
+    stop: deps.stop,
     ...(deps.budget && { budget: deps.budget }),
     ...(requestsPerSecond !== undefined && {
       limiter: createSharedRateLimiter({ warehouse, key: rateLimitKey(api.base), requestsPerSecond, clock }),

@@ -48,8 +48,18 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
   const { logger } = options;
   const clock = options.clock ?? systemClock;
   const warehouse = createWarehouse({ databaseUrl: options.databaseUrl, logger, maxConnections: job.concurrency + 4 });
-  const source = createSource({ api: options.api, logger, clock, warehouse, concurrency: job.concurrency, job, rpcTimeoutMs: options.rpcTimeoutMs, budget: options.budget });
   const stop = stopOnSignals(logger, job.name);
+  const source = createSource({
+    api: options.api,
+    logger,
+    clock,
+    warehouse,
+    concurrency: job.concurrency,
+    job,
+    rpcTimeoutMs: options.rpcTimeoutMs,
+    budget: options.budget,
+    stop: stop.signal,
+  });
   try {
     await ensureMigrated(warehouse);
     const summary = await runJob(

@@ -52,6 +52,11 @@ export interface HttpClientDeps {
   counters: SourceCounters;
   /** Where request starts take their turn; by default one schedule in this process, `config.requestsPerSecond` apart. */
   limiter?: RateLimiter;
+  /**
+   * A run's stop (Ctrl-C): once it aborts, requests on their way are dropped, a wait before a retry ends, and nothing
+   * more is sent; each call rejects with its reason. A hung node does not hold the stop for its timeouts and retries.
+   */
+  stop?: AbortSignal | undefined;
 }
 
 /** Options of one call, for callers that answer a slow call otherwise than by waiting and retrying. */
@@ -120,7 +125,7 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
  * await http.postJson({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
  */
 export function createHttpClient(deps: HttpClientDeps): HttpClient {
-  const { endpoint, config, logger, clock, counters } = deps;
+  const { endpoint, config, logger, clock, counters, stop } = deps;
   const budget = deps.budget ?? NO_BUDGET;
   const { origin, requestPath, authorization } = endpointRequests(endpoint);
   const pool = new Pool(origin, {
@@ -133,7 +138,9 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
   const limiter = deps.limiter ?? createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
 
   async function attempt(target: RequestTarget, body: string | undefined, options: CallOptions = {}): Promise<unknown> {
+    stop?.throwIfAborted();
     await limiter.acquire();
+    stop?.throwIfAborted();
     if (target.method === 'GET') counters.transferRequests++;
     else counters.rpcPosts++;
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
@@ -149,12 +156,13 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
           ...(authorization !== undefined && { authorization }),
         },
         body,
-        signal: controller.signal,
+        signal: stop ? AbortSignal.any([controller.signal, stop]) : controller.signal,
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
       const answer = await readCapped(res.body, res.headers['content-length'], target);
       return interpret(target, res.statusCode, res.headers, answer, options.resultElement);
     } catch (err) {
+      if (stop?.aborted) throw stop.reason;
       const failure = classify(err, target, controller.signal.aborted, timeoutMs);
       // a call with its own deadline is answered by the caller, not retried here
       if (options.timeoutMs !== undefined && failure instanceof TransportError && failure.failure === 'timeout') {
@@ -248,6 +256,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       minDelayMs: config.retryMinDelayMs ?? 250,
       maxDelayMs: config.retryMaxDelayMs ?? 10_000,
       clock,
+      ...(stop && { signal: stop }),
       onRetry: (err, attemptNo, delayMs) => {
         counters.retries++;
         logger.warn({
