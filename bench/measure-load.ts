@@ -59,12 +59,16 @@ export async function measureIdleProcess(ticksPerSecond: number): Promise<Proces
   return { wallSeconds: median('wallSeconds'), cpuSeconds: median('cpuSeconds'), peakRssMb: median('peakRssMb') };
 }
 
-/** `backfill` of every contract over the chain's last `blocks` blocks, at the bench's page size and concurrency. */
-export function backfillArgs(devnet: DevnetProcess, blocks: number, o: { pageSize: number; concurrency: number }): string[] {
+/**
+ * `backfill` of every contract over the chain's last `blocks` blocks, at the bench's concurrency, and its page size
+ * when given (a node source has none: `--source node` takes no `--page-size`).
+ */
+export function backfillArgs(devnet: DevnetProcess, blocks: number, o: { pageSize?: number; concurrency: number }): string[] {
   const args = ['backfill'];
   for (const contract of devnet.contracts) args.push('--contract', contract);
   args.push('--from', String(devnet.head - blocks + 1), '--to', String(devnet.head));
-  args.push('--page-size', String(o.pageSize), '--concurrency', String(o.concurrency));
+  if (o.pageSize !== undefined) args.push('--page-size', String(o.pageSize));
+  args.push('--concurrency', String(o.concurrency));
   return args;
 }
 

@@ -126,7 +126,7 @@ export async function benchNode(o: NodeBenchOptions): Promise<NodeBenchResult> {
     }
   };
   const learned = (db: BenchDatabase) => withClient(db.url, lastLearnedLogsRange);
-  const nodeArgs = (devnet: DevnetProcess, blocks: number) => [...backfillArgs(devnet, blocks, o), '--source', 'node'];
+  const nodeArgs = (devnet: DevnetProcess, blocks: number) => [...backfillArgs(devnet, blocks, { concurrency: o.concurrency }), '--source', 'node'];
 
   /** The span's counts, from the first server's truth: every server of the bench serves the same chain. */
   let spanTruth: NodeStyleResult['span'] | undefined;

@@ -72,6 +72,16 @@ describe('jobSchema', () => {
     expect(messages({ ...base, source: 'builder', logsRange: 500, pageSize: 0 })).toEqual(['pageSize: expected an integer from 1 to 1000', needsNode]);
   });
 
+  it('refuses a pageSize in a node job, with its other problems, and gives a builder job one when it states none', () => {
+    const builderOnly = 'pageSize: applies to "source": "builder" only (rows per getTokenTransfers page; an eth_getLogs answer holds what its range holds); drop it';
+    expect(messages({ ...base, source: 'node', pageSize: 500 })).toEqual([builderOnly]);
+    expect(messages({ ...base, source: 'node', pageSize: 500, concurrency: 0 })).toEqual(['concurrency: expected an integer from 1 to 64', builderOnly]);
+    expect(messages({ ...base, source: 'builder', pageSize: 500 })).toEqual([]);
+    expect(jobSchema.parse(base).pageSize).toBe(1000);
+    expect(jobSchema.parse({ ...base, source: 'node' }).pageSize).toBe(1000);
+    expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();
+  });
+
   it("gives a job that states no finality its chain's default", () => {
     expect(jobSchema.parse(base).finality).toBe(64);
     expect(jobSchema.parse({ ...base, chain: 1 }).finality).toBe(64);

@@ -30,6 +30,12 @@ export const MAX_CHAIN_ID = Number.MAX_SAFE_INTEGER;
 /** The chain a job without `chain` is taken for: Ethereum mainnet. */
 export const DEFAULT_CHAIN = 1;
 
+/** Rows per getTokenTransfers page when a job states none. */
+export const DEFAULT_PAGE_SIZE = 1000;
+
+/** What is wrong with a page size given to a node job. */
+export const PAGE_SIZE_BUILDER_ONLY = 'applies to "source": "builder" only (rows per getTokenTransfers page; an eth_getLogs answer holds what its range holds); drop it';
+
 /**
  * A JSON integer from `min` to `max`; every failure reads `expected …`. Text like `"100"` is refused
  * (problems.ts adds "write numbers without quotes"): a typo must not become a number silently.
@@ -169,8 +175,8 @@ export const jobSchema = z
         description: 'The token contracts to export, each with its block range; each address at most once.',
       }),
       pageSize: integer(1, 1000, 'expected an integer from 1 to 1000')
-        .default(1000)
-        .meta({ title: 'Page size', description: 'Transfers per getTokenTransfers request, 1 to 1000.' }),
+        .optional()
+        .meta({ title: 'Page size', description: 'For "source": "builder": transfers per getTokenTransfers request, 1 to 1000.', default: DEFAULT_PAGE_SIZE }),
       concurrency: integer(1, 64, 'expected an integer from 1 to 64').default(4).meta({ title: 'Concurrency', description: 'Requests in flight at once, 1 to 64.' }),
       requestsPerSecond: z.number({ error: 'expected a number > 0' }).positive({ error: 'expected a number > 0' }).optional().meta({
         title: 'Requests per second',
@@ -231,10 +237,19 @@ export const jobSchema = z
       return job !== null && typeof job === 'object' && job.logsRange !== undefined && (job.source === undefined || job.source === 'builder');
     },
   })
+  .refine((job) => job.pageSize === undefined || job.source === 'builder', {
+    path: ['pageSize'],
+    error: PAGE_SIZE_BUILDER_ONLY,
+    when: ({ value }) => {
+      const job = value as { pageSize?: unknown; source?: unknown } | null;
+      return job !== null && typeof job === 'object' && job.pageSize !== undefined && job.source === 'node';
+    },
+  })
   // a job that states no `finality` gets its chain's (chain-defaults.ts): what every reader of `finality` sees
   // nor `commitRows`: its source's
   .transform(({ $schema: _ignored, ...job }) => ({
     ...job,
+    pageSize: job.pageSize ?? DEFAULT_PAGE_SIZE,
     finality: job.finality ?? defaultFinality(job.chain ?? DEFAULT_CHAIN),
     commitRows: job.commitRows ?? COMMIT_ROWS_DEFAULTS[job.source],
   }))

@@ -345,6 +345,13 @@ describe('backfillJob', () => {
     ]);
   });
 
+  it('refuses --page-size with --source node, naming the flag', () => {
+    const err = configErrorOfSync(() => backfillJob({ contract: [USDC], from: '100', to: '200', source: 'node', pageSize: '300' }));
+    expect(err.exitCode).toBe(2);
+    expect(err.problems).toEqual(['--page-size: applies to "source": "builder" only (rows per getTokenTransfers page; an eth_getLogs answer holds what its range holds); drop it']);
+    expect(backfillJob({ contract: [USDC], from: '100', to: '200', source: 'builder', pageSize: '300' }).pageSize).toBe(300);
+  });
+
   it('requires --contract, --from and --to', () => {
     const err = configErrorOfSync(() => backfillJob({}));
     expect(err.problems).toEqual([

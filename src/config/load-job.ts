@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../common/errors.ts';
-import { DEFAULT_CHAIN, jobSchema, MAX_BLOCK_NUMBER, MAX_CHAIN_ID, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
+import { DEFAULT_CHAIN, jobSchema, MAX_BLOCK_NUMBER, MAX_CHAIN_ID, PAGE_SIZE_BUILDER_ONLY, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
 import { describeIssues, duplicateKeys, jsonSyntaxProblem } from './problems.ts';
 
 const JOB_FILE_HINT = 'Fix them and run again. jobs/job.schema.json describes every field; with "$schema": "./job.schema.json" in the file, editors check it as you type.';
@@ -163,6 +163,14 @@ const backfillFlags = z
     when: ({ value }) => {
       const f = value as { from?: unknown; to?: unknown };
       return typeof f.from === 'number' && typeof f.to === 'number';
+    },
+  })
+  .refine((f) => f.pageSize === undefined || f.source !== 'node', {
+    path: ['pageSize'],
+    error: PAGE_SIZE_BUILDER_ONLY,
+    when: ({ value }) => {
+      const f = value as { pageSize?: unknown; source?: unknown };
+      return f.pageSize !== undefined && f.source === 'node';
     },
   });
 

@@ -33,17 +33,27 @@ export function chainOfTask(name: string): number | undefined {
 const id = z.string().regex(/^\d+$/, { error: 'expected an id of digits' });
 
 /**
+ * A task's job as it was queued: a validated job, so a node job holds the `pageSize` every job is given (a job file
+ * of a node job may not state one). Read again without it.
+ */
+const queuedJob = z.preprocess((value) => {
+  if (value === null || typeof value !== 'object' || (value as { source?: unknown }).source !== 'node') return value;
+  const { pageSize: _given, ...job } = value as Record<string, unknown>;
+  return job;
+}, jobSchema);
+
+/**
  * One chunk of a range to read. The job travels whole (it holds no secret); the chain API's URL never
  * does: each worker reads its own `CHAIN_API_URL`.
  */
-export const chunkPayload = z.strictObject({ job: jobSchema, runId: id, rangeId: id, chunkId: id, head: z.number().int().nonnegative() });
+export const chunkPayload = z.strictObject({ job: queuedJob, runId: id, rangeId: id, chunkId: id, head: z.number().int().nonnegative() });
 export type ChunkPayload = { job: Readonly<JobConfig>; runId: string; rangeId: string; chunkId: string; head: number };
 
 /**
  * A scheduled job to plan and enqueue (what `erc20-etl enqueue` does), fired by the crontab; graphile-worker
  * adds `_cron` (the entry's time).
  */
-export const enqueuePayload = z.strictObject({ job: jobSchema, _cron: z.unknown().optional() });
+export const enqueuePayload = z.strictObject({ job: queuedJob, _cron: z.unknown().optional() });
 
 /** A payload this version cannot read: retrying cannot help. */
 export class TaskPayloadError extends FatalError {}
