@@ -82,6 +82,25 @@ describe('withRetry', () => {
     expect(attempts).toEqual([1, 2, 3, 4]);
   });
 
+  it('ends a wait when its signal aborts, with the reason, and makes no attempt after it', async () => {
+    const clock = manualClock();
+    const stop = new AbortController();
+    const attempts: number[] = [];
+    const result = withRetry(
+      async (attempt) => {
+        attempts.push(attempt);
+        throw new RetryableError('503');
+      },
+      { retries: 5, minDelayMs: 10_000, maxDelayMs: 10_000, clock, signal: stop.signal },
+    );
+    await flush();
+    const reason = new Error('stopped by SIGINT');
+    stop.abort(reason);
+    // the clock never moves: the wait ends with the abort, not with its 10 s
+    await expect(result).rejects.toBe(reason);
+    expect(attempts).toEqual([1]);
+  });
+
   it('with retries 0 makes one attempt', async () => {
     const { result, attempts } = setup([new RetryableError('503')], 0);
     await expect(result).rejects.toThrow('503 (gave up after 1 attempt)');
