@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { TimeBudget } from '../common/time-budget.ts';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../common/clock.ts';
@@ -100,6 +101,8 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
  */
 function stopOnSignals(logger: Logger, job: string): { signal: AbortSignal; release(): void } {
   const stop = new AbortController();
+  // every request in flight listens to it (as many as the HTTP pool's connections), each removed as its request ends
+  setMaxListeners(0, stop.signal);
   const release = () => {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

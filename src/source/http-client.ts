@@ -146,6 +146,10 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    // the stop aborts this request; a listener removed when it ends (AbortSignal.any on the run-long stop signal would
+    // leave each request's signal behind in it on this Node)
+    const onStop = () => controller.abort(stop?.reason);
+    stop?.addEventListener('abort', onStop, { once: true });
     try {
       const res = await pool.request({
         path: requestPath(target.pathAndQuery),
@@ -156,7 +160,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
           ...(authorization !== undefined && { authorization }),
         },
         body,
-        signal: stop ? AbortSignal.any([controller.signal, stop]) : controller.signal,
+        signal: controller.signal,
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
       const answer = await readCapped(res.body, res.headers['content-length'], target);
@@ -171,6 +175,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       throw failure;
     } finally {
       clearTimeout(timer);
+      stop?.removeEventListener('abort', onStop);
     }
   }
 
