@@ -22,6 +22,7 @@ const RULES = {
   split: /^update "export_chunks" set "from_block"/,
   headers: /^COPY block_headers/,
   close: /^update "export_ranges" set "status"/,
+  ledger: /"api_requests" = "api_requests" \+/,
 };
 
 let chain: Dataset;
@@ -59,8 +60,8 @@ describe('a run whose statements commit while their answers are lost', () => {
 
       expect(diffTransfers(await warehouseTransfers(target.warehouse), datasetTransfers(chain))).toMatchObject(EXACT);
       const runs = await target.warehouse.db.selectFrom('export_runs').selectAll().execute();
-      expect(runs.map((r) => [r.id, r.status, Number(r.rows_inserted), Number(r.headers_fetched)])).toEqual([
-        [summary.runId, 'succeeded', chain.transfers.length, await count('SELECT count(*) AS n FROM block_headers')],
+      expect(runs.map((r) => [r.id, r.status, Number(r.rows_inserted), Number(r.headers_fetched), Number(r.api_requests)])).toEqual([
+        [summary.runId, 'succeeded', chain.transfers.length, await count('SELECT count(*) AS n FROM block_headers'), summary.totals.apiRequests],
       ]);
       expect(await count("SELECT count(*) AS n FROM export_ranges WHERE status = 'complete'")).toBe(1);
       expect(await count('SELECT count(*) AS n FROM export_ranges')).toBe(1);

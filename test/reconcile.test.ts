@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
+import { committedAttempt, commitTrace, tracedTransaction } from '../src/warehouse/commit-trace.ts';
 import { reconcileRanges } from '../src/warehouse/reconcile.ts';
 import { startRun } from '../src/warehouse/runs.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
@@ -82,5 +83,39 @@ describe('closing finished ranges', () => {
     // claimed once: closing them again changes nothing
     expect((await reconcileRanges(db, ranges, runId, false)).size).toBe(0);
     expect((await db.selectFrom('export_coverage').select('job').execute()).length).toBe(planned.length);
+  });
+
+  it("does not take another call's close for its own: a retry whose earlier attempt rolled back closes nothing", async () => {
+    const db = target.warehouse.db;
+    const runId = await startRun(db, { chainId: 1, job: 'traced', command: 'enqueue', contracts: CONTRACTS });
+    const ranges = [await createRange(db, { chainId: 1, job: 'traced', contract: CONTRACTS[0]!, fromBlock: 100, toBlock: 199, runId, chunks: [{ fromBlock: 100, toBlock: 199 }] })];
+    // this call's first attempt got a transaction id and rolled back (its connection broke before COMMIT)
+    const trace = commitTrace();
+    await tracedTransaction(db, trace, async () => {
+      throw new Error('the connection broke');
+    }).catch(() => undefined);
+    expect(trace.xids).toHaveLength(1);
+    expect(await committedAttempt(db, trace)).toBeUndefined();
+    // meanwhile another task of the same queued run closed the range
+    expect([...(await reconcileRanges(db, ranges, runId, false)).values()]).toEqual([{ rows: 100, removed: 0 }]);
+    // the retry: nothing of that close is reported as its own
+    expect((await reconcileRanges(db, ranges, runId, false, trace)).size).toBe(0);
+  });
+
+  it('reads back what its committed attempt closed, however many attempts came before', async () => {
+    const db = target.warehouse.db;
+    const runId = await startRun(db, { chainId: 1, job: 'traced-twice', command: 'run', contracts: CONTRACTS });
+    const ranges = [
+      await createRange(db, { chainId: 1, job: 'traced-twice', contract: CONTRACTS[1]!, fromBlock: 200, toBlock: 299, runId, chunks: [{ fromBlock: 200, toBlock: 299 }] }),
+    ];
+    const trace = commitTrace();
+    await tracedTransaction(db, trace, async () => {
+      throw new Error('the connection broke');
+    }).catch(() => undefined);
+    // the second attempt committed: as if its answer were lost, the third asks
+    const closed = await reconcileRanges(db, ranges, runId, false, trace);
+    expect([...closed.values()]).toEqual([{ rows: 50, removed: 0 }]);
+    expect(await committedAttempt(db, trace)).toMatch(/^\d+$/);
+    expect(await reconcileRanges(db, ranges, runId, false, trace)).toEqual(closed);
   });
 });

@@ -10,6 +10,7 @@ import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { GROUP_MAX_AGE_MS } from '../warehouse/copy-group.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RangeState } from '../warehouse/ranges.ts';
+import { commitTrace } from '../warehouse/commit-trace.ts';
 import { contractsWithTransfers, forkedBlocks, reconcileRanges } from '../warehouse/reconcile.ts';
 import { mergeSpans } from '../common/spans.ts';
 import { interleave, runChunks } from './chunk-scheduler.ts';
@@ -157,7 +158,9 @@ export async function closeRanges(
   scope: { job: Readonly<JobConfig>; runId: string; ranges: readonly RangeState[]; head: number; ledger: RunLedger; mayHaveUpdates: boolean },
 ): Promise<Map<string, RangeSummary>> {
   const { job, ranges } = scope;
-  const reconciled = await retried(deps, job.name, 'closing ranges', (attempt) => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates, attempt > 1));
+  // one trace for the close's attempts: a retry after a lost COMMIT answer reads what the committed attempt closed
+  const trace = commitTrace();
+  const reconciled = await retried(deps, job.name, 'closing ranges', () => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates, trace));
   const closed = new Map<string, RangeSummary>();
   for (const r of ranges) {
     const done = reconciled.get(r.id);

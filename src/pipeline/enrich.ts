@@ -5,6 +5,7 @@ import type { Clock } from '../common/clock.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import { checkHeader, type CheckedHeader, type HeaderChecker } from '../source/header-check.ts';
 import type { Warehouse } from '../warehouse/db.ts';
+import { commitTrace, type CommitTrace } from '../warehouse/commit-trace.ts';
 import { missingHeaders, storeHeaders, type HeaderToStore, type MissingHeader } from '../warehouse/headers.ts';
 import { RetryableError } from '../common/errors.ts';
 import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
@@ -24,7 +25,7 @@ export interface EnrichDeps {
   /** Where the run's time goes (`--time-budget`): headers fetched, checked and stored count as `headers`. */
   budget?: TimeBudget;
   /** How checked headers are written; `storeHeaders` into `warehouse` unless given. Resolves to the number stored. */
-  storeHeaders?: (chainId: number, headers: readonly HeaderToStore[], runId: string, repeated: boolean) => Promise<number>;
+  storeHeaders?: (chainId: number, headers: readonly HeaderToStore[], runId: string, trace: CommitTrace) => Promise<number>;
 }
 
 /** Whose headers are fetched: the job, its run, and the run's header policy (the chain's rule, `verifyHeaders`). */
@@ -114,7 +115,9 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
           const checked = verified.map((v) => v.checked);
           if (beforeStoring && verified.length) await beforeStoring(verified);
           const store = deps.storeHeaders ?? ((...a) => storeHeaders(deps.warehouse, ...a));
-          stored += await retried(deps, scope.job, 'storing headers', (attempt) => store(scope.headers.chain, checked, scope.runId, attempt > 1));
+          // one trace for the store's attempts: a retry after a lost COMMIT answer counts what the committed one stored
+          const trace = commitTrace();
+          stored += await retried(deps, scope.job, 'storing headers', () => store(scope.headers.chain, checked, scope.runId, trace));
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);
         },

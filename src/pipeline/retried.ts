@@ -9,7 +9,7 @@ import { retryStatement } from '../warehouse/statement-retry.ts';
  *
  * @example const resumed = await retried(deps, job.name, 'reading open ranges', () => openRanges(db, chain, job.name));
  */
-export function retried<T>(deps: { clock: Clock; logger: Logger }, job: string, what: string, work: (attempt: number) => Promise<T>, stop?: AbortSignal): Promise<T> {
+export function retried<T>(deps: { clock: Clock; logger: Logger }, job: string, what: string, work: () => Promise<T>, stop?: AbortSignal): Promise<T> {
   return retryStatement(work, {
     clock: deps.clock,
     // a run stopped by a signal does not wait out a minute of retries

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SkippedLogCounts, Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
+import { committedAttempt, commitTrace, type CommitTrace } from '../warehouse/commit-trace.ts';
 import { addToRun, emptyTotals, type RunTotals } from '../warehouse/runs.ts';
 import { recordSkippedLogs } from '../warehouse/skipped-logs.ts';
 
@@ -29,25 +30,40 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
   const added = emptyTotals();
   const skippedAdded = new Map<string, SkippedLogCounts>();
   let writing: Promise<void> = Promise.resolve();
+  // writes that failed: each is taken back once PostgreSQL says it did not commit (its answer may have been lost as it
+  // did), so the next write carries it again and nothing counts twice
+  const failed: { delta: RunTotals; trace: CommitTrace }[] = [];
+  const takeBackUncommitted = async () => {
+    while (failed.length) {
+      const committed = await committedAttempt(deps.warehouse.db, failed[0]!.trace).then(
+        (xid) => xid !== undefined,
+        () => undefined,
+      );
+      // PostgreSQL cannot say yet: asked again before the next write
+      if (committed === undefined) return;
+      const { delta } = failed.shift()!;
+      if (!committed) for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
+    }
+  };
   const add = () => {
     totals.apiRequests = counters.transferRequests + counters.rpcPosts;
     totals.retries = counters.retries;
     totals.rateLimited = counters.rateLimited;
-    const delta = emptyTotals();
-    let changed = false;
-    for (const key of Object.keys(delta) as (keyof RunTotals)[]) {
-      delta[key] = totals[key] - added[key];
-      added[key] = totals[key];
-      changed ||= delta[key] !== 0;
-    }
     const skipped = skippedSince(scope.source.skippedLogs(), skippedAdded);
-    if (!changed && !skipped.size) return writing;
     const warn = (err: unknown) => deps.logger.warn({ msg: 'could not add to the run totals; the next write will', run: scope.runId, err: (err as Error).message });
-    // each write that fails is taken back alone, so the next one carries it again and nothing counts twice
     writing = writing.then(async () => {
+      await takeBackUncommitted();
+      const delta = emptyTotals();
+      let changed = false;
+      for (const key of Object.keys(delta) as (keyof RunTotals)[]) {
+        delta[key] = totals[key] - added[key];
+        added[key] = totals[key];
+        changed ||= delta[key] !== 0;
+      }
       if (changed) {
-        await addToRun(deps.warehouse.db, scope.runId, delta).catch((err: unknown) => {
-          for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
+        const trace = commitTrace();
+        await addToRun(deps.warehouse.db, scope.runId, delta, trace).catch((err: unknown) => {
+          failed.push({ delta, trace });
           warn(err);
         });
       }

@@ -4,6 +4,7 @@ import copyStreams from 'pg-copy-streams';
 import type { BlockOfRow, BlockSighting } from '../dataset/block-agreement.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import type { Warehouse } from './db.ts';
+import { committedAttempt, commitTrace, tracedTransaction, type CommitTrace } from './commit-trace.ts';
 import type { Database } from './schema.ts';
 
 /** A block that transfers point at and block_headers lacks, with what the transfers say about it (their lowest number and time). */
@@ -109,20 +110,12 @@ export async function insertHeaders(db: Kysely<Database>, chainId: number, heade
   return Number(result.numAffectedRows ?? 0);
 }
 
-/** How many of `headers` of `chainId` the warehouse holds as fetched by `runId`. */
-async function storedByRun(db: Kysely<Database>, chainId: number, headers: readonly HeaderToStore[], runId: string): Promise<number> {
-  const found = await db
-    .selectFrom('block_headers')
-    .select(db.fn.countAll<string>().as('n'))
-    .where('chain_id', '=', String(chainId))
-    .where(
-      'hash',
-      'in',
-      headers.map((h) => h.header.hash),
-    )
-    .where('fetched_by_run', '=', runId)
-    .executeTakeFirstOrThrow();
-  return Number(found.n);
+/** How many of `headers` of `chainId` the transaction `xid` (as `xmin` shows it) stored. */
+async function storedBy(db: Kysely<Database>, chainId: number, headers: readonly HeaderToStore[], xid: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    SELECT count(*)::text AS n FROM block_headers
+    WHERE chain_id = ${chainId} AND hash = ANY(${headers.map((h) => h.header.hash)}::text[]) AND xmin::text = ${xid}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** The columns a header's COPY line holds, in its order (`copyHeaderLine`). */
@@ -208,16 +201,20 @@ function copyHeaderLine(h: HeaderToStore, tail: string): string {
  * first load's headers here, 150 ms against 556 ms for 6,101): in hash order, one transaction, its commit not
  * waited for (the run's ledger commits synchronously later, as a page's does). When one of them is stored already
  * (another run stored it meanwhile: the caller only stores what block_headers lacked a moment ago), nothing of the
- * COPY stays and `insertHeaders` stores the rest. Resolves to the number stored; `repeated` (a call whose connection
- * broke as it committed, made again) counts those of them the run stored then too.
+ * COPY stays and `insertHeaders` stores the rest. Resolves to the number stored. `trace`: the attempts of this store so
+ * far (made once, before its retries); when one committed while its answer was lost, the call resolves to the number
+ * that one stored, and stores nothing more.
  */
-export async function storeHeaders(warehouse: Warehouse, chainId: number, headers: readonly HeaderToStore[], runId: string, repeated = false): Promise<number> {
+export async function storeHeaders(warehouse: Warehouse, chainId: number, headers: readonly HeaderToStore[], runId: string, trace = commitTrace()): Promise<number> {
   if (!headers.length) return 0;
   const ordered = [...headers].sort((a, b) => (a.header.hash < b.header.hash ? -1 : a.header.hash > b.header.hash ? 1 : 0));
+  const earlier = await committedAttempt(warehouse.db, trace);
+  if (earlier !== undefined) return storedBy(warehouse.db, chainId, ordered, earlier);
   const tail = `${chainId}\t${runId}`;
   let client: pg.PoolClient | undefined = await warehouse.pool.connect();
   try {
-    await client.query('BEGIN; SET LOCAL synchronous_commit = off');
+    const begun = (await client.query('BEGIN; SET LOCAL synchronous_commit = off; SELECT txid_current()::text AS xid')) as unknown as pg.QueryResult<{ xid: string }>[];
+    trace.xids.push(begun.at(-1)!.rows[0]!.xid);
     const stream = client.query(copyStreams.from(`COPY block_headers (${HEADER_COLUMNS}) FROM STDIN`));
     stream.end(ordered.map((h) => copyHeaderLine(h, tail)).join(''));
     await new Promise<void>((resolve, reject) => {
@@ -234,10 +231,7 @@ export async function storeHeaders(warehouse: Warehouse, chainId: number, header
     client.release(broken);
     client = undefined;
     if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-    const inserted = await insertHeaders(warehouse.db, chainId, headers, runId);
-    // repeating a call whose connection broke as it committed: the headers it stored count, as that call would have
-    // counted them; otherwise a header stored meanwhile is another's (another run's, or another task's of this one)
-    return repeated ? storedByRun(warehouse.db, chainId, ordered, runId) : inserted;
+    return tracedTransaction(warehouse.db, trace, (trx) => insertHeaders(trx, chainId, headers, runId));
   } finally {
     client?.release();
   }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import type { RangeState } from './ranges.ts';
 import { mergeSpans, type Span } from '../common/spans.ts';
+import { committedAttempt, commitTrace, tracedTransaction, type CommitTrace } from './commit-trace.ts';
 
 export interface ReconcileResult {
   removed: number;
@@ -14,7 +15,8 @@ export interface ReconcileResult {
  * copy). Those are the rows its pages found missing from the blocks each completed (export_missing); a
  * row that has moved to another block since it was found missing stays. A coverage row records the range, and its
  * page records are dropped. Called only when every chunk of every range of the run is done, so nothing
- * moves after a failure. Repeated after a lost answer (the COMMIT went through), it resolves to what that call closed.
+ * moves after a failure. Retried with its `trace` after a lost answer whose COMMIT went through, it resolves to what
+ * that attempt closed.
  */
 export async function reconcileRanges(
   db: Kysely<Database>,
@@ -23,12 +25,15 @@ export async function reconcileRanges(
   /** Rows of these ranges may have moved to other blocks (the run updated rows, or an earlier run read some). */
   rowsMoved = true,
   /**
-   * This call repeats one whose connection broke as it committed: ranges `runId` closed then are reported as this call
-   * would have. Otherwise a range closed before (by another task of the run too) is not this call's.
+   * The attempts of this close so far (made once, before its retries): when one of them committed while its answer was
+   * lost, this call resolves to what that one closed, and closes nothing more. A range another call closed (another
+   * task of the run too) is not this call's.
    */
-  repeated = false,
+  trace: CommitTrace = commitTrace(),
 ): Promise<Map<string, ReconcileResult>> {
-  return db.transaction().execute(async (trx) => {
+  const earlier = await committedAttempt(db, trace);
+  if (earlier !== undefined) return closedBy(db, ranges, earlier);
+  return tracedTransaction(db, trace, async (trx) => {
     const results = new Map<string, ReconcileResult>();
     const claimedSpans: (Span & { chainId: number })[] = [];
     for (const range of ranges) {
@@ -39,12 +44,7 @@ export async function reconcileRanges(
         .where('id', '=', range.id)
         .where('status', '=', 'open')
         .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 0) {
-        // called again after a lost answer: this run closed it (the COMMIT went through), and says what it found then
-        const closedBefore = repeated ? await closedByRun(trx, range, runId) : undefined;
-        if (closedBefore) results.set(range.id, closedBefore);
-        continue;
-      }
+      if (Number(claimed.numUpdatedRows) === 0) continue;
       claimedSpans.push(range);
       // a first load's range found nothing missing: no statement to plan (with the joins below it costs tens of ms)
       const missing = await trx.selectFrom('export_missing').select(sql<number>`1`.as('one')).where('range_id', '=', range.id).limit(1).executeTakeFirst();
@@ -73,29 +73,25 @@ export async function reconcileRanges(
   });
 }
 
-/** What `runId` recorded when it closed `range` (its coverage row, the rows it removed there), if it did. */
-async function closedByRun(trx: Kysely<Database>, range: RangeState, runId: string): Promise<ReconcileResult | undefined> {
-  const coverage = await trx
-    .selectFrom('export_coverage')
-    .select('row_count')
-    .where('run_id', '=', runId)
-    .where('chain_id', '=', String(range.chainId))
-    .where('job', '=', range.job)
-    .where('contract_address', '=', range.contract)
-    .where('from_block', '=', String(range.fromBlock))
-    .where('to_block', '=', String(range.toBlock))
-    .executeTakeFirst();
-  if (!coverage) return undefined;
-  const removed = await trx
-    .selectFrom('token_transfers_removed')
-    .select(trx.fn.countAll<string>().as('n'))
-    .where('removed_by_run', '=', runId)
-    .where('chain_id', '=', String(range.chainId))
-    .where('contract_address', '=', range.contract)
-    .where('block_number', '>=', String(range.fromBlock))
-    .where('block_number', '<=', String(range.toBlock))
-    .executeTakeFirstOrThrow();
-  return { rows: Number(coverage.row_count), removed: Number(removed.n) };
+/**
+ * What the transaction `xid` (as `xmin` shows it) closed of `ranges`: each range's coverage row it wrote, with the rows
+ * it moved to token_transfers_removed in the range's contract and blocks. A range it did not close is left out.
+ */
+async function closedBy(db: Kysely<Database>, ranges: readonly RangeState[], xid: string): Promise<Map<string, ReconcileResult>> {
+  const results = new Map<string, ReconcileResult>();
+  for (const range of ranges) {
+    const { rows } = await sql<{ rows: string; removed: string }>`
+      SELECT c.row_count::text AS rows,
+        (SELECT count(*) FROM token_transfers_removed r
+         WHERE r.xmin::text = ${xid} AND r.chain_id = ${range.chainId} AND r.contract_address = ${range.contract}
+           AND r.block_number BETWEEN ${range.fromBlock} AND ${range.toBlock})::text AS removed
+      FROM export_coverage c
+      WHERE c.xmin::text = ${xid} AND c.chain_id = ${range.chainId} AND c.job = ${range.job} AND c.contract_address = ${range.contract}
+        AND c.from_block = ${range.fromBlock} AND c.to_block = ${range.toBlock}`.execute(db);
+    const closed = rows[0];
+    if (closed) results.set(range.id, { rows: Number(closed.rows), removed: Number(closed.removed) });
+  }
+  return results;
 }
 
 /** Moves the rows a range's pages found missing (export_missing) to token_transfers_removed; resolves to how many. */

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, RunStatus } from './schema.ts';
+import { commitTrace, tracedTransaction } from './commit-trace.ts';
 import { jobLockHeld } from './job-lock.ts';
 
 export interface RunTotals {
@@ -154,21 +155,23 @@ export async function failAbandonedRuns(db: Kysely<Database>, chainId: number, j
  * adds its share in one statement rather than writing the whole. The row counts are not added: they are written
  * as the run's committed pages say (`ROWS_FROM_PAGES`), so they are exact after a kill too.
  */
-export async function addToRun(db: Kysely<Database>, runId: string, add: RunTotals): Promise<void> {
+export async function addToRun(db: Kysely<Database>, runId: string, add: RunTotals, trace = commitTrace()): Promise<void> {
   const plus = (column: TotalsColumn) => sql<string>`${sql.ref(column)} + ${String(add[COLUMNS[column]])}`;
-  await db
-    .updateTable('export_runs')
-    // each column named literally: the SQL scan of test/security.test.ts proves only literal references constant
-    .set({
-      ...ROWS_FROM_PAGES,
-      rows_removed: plus('rows_removed'),
-      api_requests: plus('api_requests'),
-      retries: plus('retries'),
-      rate_limited: plus('rate_limited'),
-      headers_fetched: plus('headers_fetched'),
-    })
-    .where('id', '=', runId)
-    .execute();
+  await tracedTransaction(db, trace, (trx) =>
+    trx
+      .updateTable('export_runs')
+      // each column named literally: the SQL scan of test/security.test.ts proves only literal references constant
+      .set({
+        ...ROWS_FROM_PAGES,
+        rows_removed: plus('rows_removed'),
+        api_requests: plus('api_requests'),
+        retries: plus('retries'),
+        rate_limited: plus('rate_limited'),
+        headers_fetched: plus('headers_fetched'),
+      })
+      .where('id', '=', runId)
+      .execute(),
+  );
 }
 
 const COLUMNS = {

@@ -10,18 +10,16 @@ export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
  * Runs warehouse work that can be run again whole (a read, or a transaction of its own) with the one retry policy:
  * a failure PostgreSQL can get past (`classifyPgError`: a restart, a dropped connection, a deadlock) is tried again
  * for about a minute; anything else is thrown at once. A `signal` that aborts during a wait ends the retries with its reason.
- * `work` is told its attempt (1 first): a statement whose connection broke as it committed may have committed, and work
- * that cannot simply be done twice asks, when called again, whether it was.
  *
  * @example const known = await retryStatement(() => knownHeaders(db, 1, hashes), { clock, onRetry: (err, attempt) => log.warn({ msg: err.message, attempt }) });
  */
 export function retryStatement<T>(
-  work: (attempt: number) => Promise<T>,
+  work: () => Promise<T>,
   options: { clock: Clock; onRetry?: (err: EtlError, attempt: number) => void; signal?: AbortSignal | undefined },
 ): Promise<T> {
   return withRetry(
-    (attempt) =>
-      work(attempt).catch((err: unknown) => {
+    () =>
+      work().catch((err: unknown) => {
         throw classifyPgError(err);
       }),
     { ...DB_RETRY, clock: options.clock, ...(options.onRetry && { onRetry: options.onRetry }), ...(options.signal && { signal: options.signal }) },
