@@ -4,7 +4,7 @@ import copyStreams from 'pg-copy-streams';
 import type { BlockOfRow, BlockSighting } from '../dataset/block-agreement.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import type { Warehouse } from './db.ts';
-import { committedAttempt, commitTrace, tracedTransaction, type CommitTrace } from './commit-trace.ts';
+import { committedAttempt, commitTrace, tracedTransaction } from './commit-trace.ts';
 import type { Database } from './schema.ts';
 
 /** A block that transfers point at and block_headers lacks, with what the transfers say about it (their lowest number and time). */
