@@ -84,6 +84,8 @@ export async function tryJobLock(warehouse: Warehouse, job: string): Promise<Job
   async function retake(): Promise<void> {
     const deadline = Date.now() + RETAKE_FOR_MS;
     for (;;) {
+      // a run that ends (stopped by a signal, or failing) releases the lock: it is not taken back for it
+      if (released) return;
       try {
         if (await take()) return;
         lostFor = new JobLockLostError(job, 'another run took it meanwhile');
