@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { diffTransfers, EXACT, triggerReorg, truthTransfers } from './helpers/chaos.ts';
+import { runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
 import { losingProxy } from './helpers/lost-answers.ts';
@@ -121,4 +125,28 @@ describe('a run whose statements commit while their answers are lost', () => {
       await proxy.close();
     }
   });
+
+  it('enqueues once when the enqueue committed and its answer was lost: the retry finds its ranges and tasks', async () => {
+    const db = await migratedWarehouse('lost_enqueue');
+    const proxy = await losingProxy(db.url, [RULES.run]);
+    const dir = mkdtempSync(join(tmpdir(), 'lost-enqueue-'));
+    try {
+      const file = join(dir, 'lost-enqueue.json');
+      writeFileSync(file, JSON.stringify({ name: 'lost-enqueue', chain: 1, contracts: [{ address: contract(), fromBlock: START, toBlock: START + BLOCKS - 1 }], concurrency: 2 }));
+      const r = await runCli(['enqueue', file], { env: { DATABASE_URL: proxy.url, CHAIN_API_URL: devnet.base } });
+      expect(proxy.fired).toEqual([RULES.run.source]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('PostgreSQL failed while enqueueing the job; trying again');
+      expect(r.stdout).toMatch(/0 chunk task\(s\) queued \(4 were queued already\)/);
+      const one = async (sql: string) => Number((await db.warehouse.pool.query<{ n: string }>(sql)).rows[0]!.n);
+      expect(await one("SELECT count(*) AS n FROM export_runs WHERE status = 'running'")).toBe(1);
+      expect(await one('SELECT count(*) AS n FROM export_runs')).toBe(1);
+      expect(await one('SELECT count(*) AS n FROM export_ranges')).toBe(1);
+      expect(await one('SELECT count(*) AS n FROM graphile_worker.jobs')).toBe(4);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await proxy.close();
+      await db.drop();
+    }
+  }, 120_000);
 });

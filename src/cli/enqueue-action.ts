@@ -8,6 +8,7 @@ import { resolveSettings } from '../config/settings.ts';
 import { enqueueJob, type EnqueueResult } from '../queue/enqueue.ts';
 import { installQueue } from '../queue/install.ts';
 import { createWarehouse } from '../warehouse/db.ts';
+import { retryStatement } from '../warehouse/statement-retry.ts';
 import { createSource } from './api-clients.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
@@ -29,7 +30,13 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
     const chainId = await checkEndpointChain({ source, logger }, job);
     await installQueue(settings.databaseUrl!, logger);
     const { head } = await source.chainHead(job.contracts.map((c) => c.address));
-    process.stdout.write(enqueueText(await enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId)));
+    // one transaction, tried again whole when PostgreSQL drops it; a try whose COMMIT went through while its answer was
+    // lost left its ranges and tasks, which the next try finds as open ranges and tasks queued already
+    const result = await retryStatement(() => enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId), {
+      clock: systemClock,
+      onRetry: (err, attempt) => logger.warn({ msg: 'PostgreSQL failed while enqueueing the job; trying again', job: job.name, attempt, err: err.message }),
+    });
+    process.stdout.write(enqueueText(result));
   } catch (err) {
     throw redactedError(err, settings.api!);
   } finally {
