@@ -33,7 +33,7 @@ export function registerExportCommands(program: Command): void {
         .option('--contract <address>', 'token contract (repeatable)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
         .option('--from <block>', 'first block, inclusive')
         .option('--to <block>', 'last block, inclusive (capped at the chain head)')
-        .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000)')
+        .option('--page-size <n>', 'rows per API page, 1 to 1000 (default 1000); builder source only')
         .option('--concurrency <n>', 'chunks read at once (default 4)')
         .option('--header-batch-size <n>', 'headers asked per JSON-RPC POST, 1 to 1000 (default 100)')
         .option(

@@ -77,6 +77,7 @@ describe('jobSchema', () => {
     expect(messages({ ...base, source: 'node', pageSize: 500 })).toEqual([builderOnly]);
     expect(messages({ ...base, source: 'node', pageSize: 500, concurrency: 0 })).toEqual(['concurrency: expected an integer from 1 to 64', builderOnly]);
     expect(messages({ ...base, source: 'builder', pageSize: 500 })).toEqual([]);
+    expect(messages({ ...base, source: 'node', pageSize: 0 })).toEqual(['pageSize: expected an integer from 1 to 1000']);
     expect(jobSchema.parse(base).pageSize).toBe(1000);
     expect(jobSchema.parse({ ...base, source: 'node' }).pageSize).toBe(1000);
     expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();

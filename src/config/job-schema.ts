@@ -242,7 +242,9 @@ export const jobSchema = z
     error: PAGE_SIZE_BUILDER_ONLY,
     when: ({ value }) => {
       const job = value as { pageSize?: unknown; source?: unknown } | null;
-      return job !== null && typeof job === 'object' && job.pageSize !== undefined && job.source === 'node';
+      // a pageSize out of range says so already
+      const valid = typeof job?.pageSize === 'number' && Number.isInteger(job.pageSize) && job.pageSize >= 1 && job.pageSize <= 1000;
+      return job !== null && typeof job === 'object' && valid && job.source === 'node';
     },
   })
   // a job that states no `finality` gets its chain's (chain-defaults.ts): what every reader of `finality` sees

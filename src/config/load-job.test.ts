@@ -350,6 +350,10 @@ describe('backfillJob', () => {
     expect(err.exitCode).toBe(2);
     expect(err.problems).toEqual(['--page-size: applies to "source": "builder" only (rows per getTokenTransfers page; an eth_getLogs answer holds what its range holds); drop it']);
     expect(backfillJob({ contract: [USDC], from: '100', to: '200', source: 'builder', pageSize: '300' }).pageSize).toBe(300);
+    // one problem a flag: out of range says so alone
+    expect(configErrorOfSync(() => backfillJob({ contract: [USDC], from: '100', to: '200', source: 'node', pageSize: '0' })).problems).toEqual([
+      '--page-size: expected an integer from 1 to 1000, got "0"',
+    ]);
   });
 
   it('requires --contract, --from and --to', () => {

@@ -170,7 +170,8 @@ const backfillFlags = z
     error: PAGE_SIZE_BUILDER_ONLY,
     when: ({ value }) => {
       const f = value as { pageSize?: unknown; source?: unknown };
-      return f.pageSize !== undefined && f.source === 'node';
+      // a --page-size out of range says so already
+      return typeof f.pageSize === 'number' && Number.isInteger(f.pageSize) && f.pageSize >= 1 && f.pageSize <= 1000 && f.source === 'node';
     },
   });
 
