@@ -6,6 +6,7 @@ import { systemClock } from '../src/common/clock.ts';
 import { createSourceCounters } from '../src/common/source-counters.ts';
 import { parseApiUrl } from '../src/config/api-url.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
+import { waitFor } from './helpers/chaos.ts';
 
 // A run's stop (Ctrl-C) reaches its HTTP client: requests on their way end at once with the stop's reason, nothing is
 // sent after it, and a request that ended leaves no listener behind on the stop's signal, which lives for the whole run.
@@ -59,7 +60,7 @@ describe("an HTTP client given a run's stop", () => {
     try {
       const before = received;
       const hanging = http.getJson('/hang').catch((err: unknown) => err);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor(() => received > before, { what: 'the hanging request at the server' });
       expect(received).toBe(before + 1);
       const reason = new Error('stopped by SIGINT');
       const stoppedAt = performance.now();

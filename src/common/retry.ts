@@ -1,7 +1,6 @@
 import pRetry from 'p-retry';
 import type { Clock } from './clock.ts';
 import { FatalError, isRetryable, type EtlError } from './errors.ts';
-import { untilAborted } from './until-aborted.ts';
 
 /** The longest wait a `Retry-After` may impose before it is cut to this. */
 export const MAX_RETRY_AFTER_MS = 60_000;
@@ -70,8 +69,8 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, options:
         if (!isRetryable(error) || retriesLeft <= 0) return;
         const delayMs = retryDelayMs(attemptNumber, options, random(), error.retryAfterMs);
         options.onRetry?.(error, attemptNumber, delayMs);
-        // an abort ends the wait at once: p-retry then throws its reason
-        await untilAborted(options.clock.sleep(delayMs), options.signal);
+        // an abort ends the wait at once (its timer too): p-retry then throws its reason
+        await options.clock.sleep(delayMs, options.signal);
       },
     });
   } catch (err) {

@@ -20,6 +20,7 @@ import {
   type TransportFailure,
 } from './errors.ts';
 import type { RateLimiter } from '../common/rate-limiter.ts';
+import { untilAborted } from '../common/until-aborted.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
 import { collectBody, declaredLength } from './body-bytes.ts';
@@ -139,7 +140,10 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
 
   async function attempt(target: RequestTarget, body: string | undefined, options: CallOptions = {}): Promise<unknown> {
     stop?.throwIfAborted();
-    await limiter.acquire();
+    // a request waiting its turn under a requests-per-second limit does not hold the stop either
+    const turn = limiter.acquire();
+    turn.catch(() => undefined); // awaited below, or abandoned when the run stops
+    await untilAborted(turn, stop);
     stop?.throwIfAborted();
     if (target.method === 'GET') counters.transferRequests++;
     else counters.rpcPosts++;
