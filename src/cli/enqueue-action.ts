@@ -1,4 +1,5 @@
 import { systemClock } from '../common/clock.ts';
+import { EtlError, FatalError } from '../common/errors.ts';
 import { createLogger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
@@ -32,9 +33,11 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
     const { head } = await source.chainHead(job.contracts.map((c) => c.address));
     // one transaction, tried again whole when PostgreSQL drops it; a try whose COMMIT went through while its answer was
     // lost left its ranges and tasks, which the next try finds as open ranges and tasks queued already
-    const result = await retryStatement(() => enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId), {
+    const result = await retryStatement(() => enqueueJob({ warehouse, logger }, job, head, 'enqueue', chainId).catch(notTriedAgain), {
       clock: systemClock,
       onRetry: (err, attempt) => logger.warn({ msg: 'PostgreSQL failed while enqueueing the job; trying again', job: job.name, attempt, err: err.message }),
+    }).catch((err: unknown) => {
+      throw err instanceof NotTriedAgain ? err.cause : err;
     });
     process.stdout.write(enqueueText(result));
   } catch (err) {
@@ -43,6 +46,15 @@ export async function enqueue(file: string, flags: ConnectionFlags): Promise<voi
     await source.close().catch(() => undefined);
     await warehouse.close().catch(() => undefined);
   }
+}
+
+/** An error of the enqueue's own (the job held by a run, a chain refused), carried past the retries unchanged. */
+class NotTriedAgain extends FatalError {}
+
+/** Only PostgreSQL's failures are tried again: the tool's own errors (the job's lock taken: exit 75) end the enqueue as they are. */
+function notTriedAgain(err: unknown): never {
+  if (err instanceof EtlError) throw new NotTriedAgain(err.message, { cause: err });
+  throw err;
 }
 
 /** What `enqueue` prints: one line per planned range, then the tasks. */
