@@ -180,6 +180,18 @@ describe('a run stopped while its header calls go unanswered', () => {
       const runs = await target.warehouse.pool.query<{ status: string; error: string; headers_fetched: string }>('SELECT status, error, headers_fetched::text FROM export_runs');
       expect(runs.rows).toEqual([{ status: 'failed', error: expect.stringMatching(/^stopped by SIGINT/), headers_fetched: '0' }]);
       expect(Number((await target.warehouse.pool.query<{ n: string }>('SELECT count(*) AS n FROM token_transfers')).rows[0]!.n)).toBeGreaterThan(0);
+
+      // its rows wait for their headers, which the next run fetches: it checks them against their blocks' blooms as it
+      // does the rows it reads. One row of the newest block (which the next run does not read again) now says another
+      // recipient, as bad data would
+      const { rows: altered } = await target.warehouse.pool.query<{ transaction_hash: string }>(
+        `UPDATE token_transfers SET to_address = '0x00000000000000000000000000000000000000ff'
+         WHERE ctid = (SELECT ctid FROM token_transfers ORDER BY block_number DESC, log_index LIMIT 1) RETURNING transaction_hash`,
+      );
+      const next = await runCli(args, { env: { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/${SECRET}` } });
+      expect(next.code, next.stderr).toBe(1);
+      expect(next.stderr).toContain(altered[0]!.transaction_hash);
+      expect(next.stderr).toMatch(/logsBloom rules out its to topic/);
     } finally {
       await proxy.close();
     }

@@ -6,7 +6,9 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import { checkHeader, type CheckedHeader, type HeaderChecker } from '../source/header-check.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { commitTrace, type CommitTrace } from '../warehouse/commit-trace.ts';
-import { missingHeaders, storeHeaders, type HeaderToStore, type MissingHeader } from '../warehouse/headers.ts';
+import { missingHeaders, rowsInBlocks, storeHeaders, type HeaderToStore, type MissingHeader } from '../warehouse/headers.ts';
+import { bloomBytes } from '../eth/logs-bloom.ts';
+import { createBloomCheck } from './bloom-check.ts';
 import { RetryableError } from '../common/errors.ts';
 import { RetriesExhaustedError, withRetry } from '../common/retry.ts';
 import { blockDisagreementMessage, disagreeingFields } from '../dataset/block-agreement.ts';
@@ -55,9 +57,10 @@ const GROUP = 500;
 
 /**
  * Fetches, verifies and stores the header of every block that the transfers of the ranges point at and
- * that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored. (Their rows are not
- * checked against the blooms here: rows left by an attempt that stopped are read again or reconciled away, and
- * a row the run reads is checked as its page's headers arrive, `header-queue.ts`.)
+ * that block_headers lacks: each once, in JSON-RPC batches. Resolves to the number stored. Every row the warehouse
+ * holds in those blocks is checked against its block's logsBloom before the header is stored (`bloom-check.ts`):
+ * rows an earlier attempt committed before it stopped, their headers not fetched, are checked so as those a run
+ * reads are as their page's headers arrive (`header-queue.ts`).
  */
 export async function enrichRanges(
   deps: EnrichDeps,
@@ -67,13 +70,32 @@ export async function enrichRanges(
   for (const m of missing) {
     if (m.highest && disagreeingFields(m, m.highest).length) throw new ChainDataError(blockDisagreementMessage(m, m.highest));
   }
+  const series = { job: scope.job, chain: scope.headers.chain };
+  const blooms = createBloomCheck((n) => deps.metrics?.transfersBloomChecked(series, n));
+  const beforeStoring: BeforeStoring<MissingHeader> = async (verified) => {
+    const rows = await retried(deps, scope.job, 'reading the rows of blocks whose headers were missing', () =>
+      rowsInBlocks(
+        deps.warehouse.db,
+        scope.headers.chain,
+        verified.map((v) => v.block.hash),
+      ),
+    );
+    const bloomOf = new Map(verified.map((v) => [v.block.hash, bloomBytes(v.checked.header.logsBloom!)]));
+    // rows come ordered by block: each block's run of rows is checked against its bloom
+    for (let from = 0; from < rows.length; ) {
+      let to = from + 1;
+      while (to < rows.length && rows[to]!.blockHash === rows[from]!.blockHash) to++;
+      blooms.check(bloomOf.get(rows[from]!.blockHash)!, rows, from, to);
+      from = to;
+    }
+  };
   const limit = pLimit(Math.max(1, scope.concurrency));
   const groups: MissingHeader[][] = [];
   for (let i = 0; i < missing.length; i += GROUP) groups.push(missing.slice(i, i + GROUP));
   const stored = await Promise.all(
     groups.map((group) =>
       limit(async () => {
-        const n = await fetchGroup(deps, scope, group);
+        const n = await fetchGroup(deps, scope, group, beforeStoring);
         scope.onStored?.(n);
         return n;
       }),

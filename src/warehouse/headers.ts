@@ -43,6 +43,30 @@ export async function missingHeaders(db: Kysely<Database>, chainId: number, scop
   }));
 }
 
+/** A stored transfer as the bloom check of its block reads it. */
+export interface RowInBlock {
+  transactionHash: string;
+  logIndex: number;
+  contractAddress: string;
+  fromAddress: string;
+  toAddress: string;
+  blockNumber: number;
+  blockHash: string;
+}
+
+/**
+ * Every transfer of `chainId` the warehouse holds in these blocks (by hash), ordered by block: what the bloom check of
+ * a block reads when its header arrives after its rows were stored (a run stopped before it fetched it).
+ */
+export async function rowsInBlocks(db: Kysely<Database>, chainId: number, hashes: readonly string[]): Promise<RowInBlock[]> {
+  if (!hashes.length) return [];
+  const { rows } = await sql<{ h: string; i: number; c: string; f: string; t: string; n: string; b: string }>`
+    SELECT transaction_hash AS h, log_index AS i, contract_address AS c, from_address AS f, to_address AS t, block_number::text AS n, block_hash AS b
+    FROM token_transfers WHERE chain_id = ${chainId} AND block_hash = ANY(${[...hashes]}::text[])
+    ORDER BY block_hash, contract_address`.execute(db);
+  return rows.map((r) => ({ transactionHash: r.h, logIndex: r.i, contractAddress: r.c, fromAddress: r.f, toAddress: r.t, blockNumber: Number(r.n), blockHash: r.b }));
+}
+
 /** What a stored header tells of its block: its number, its time (seconds, decimal text) and its logsBloom. */
 export interface StoredHeader {
   number: number;
