@@ -55,14 +55,17 @@ export interface RowInBlock {
 }
 
 /**
- * Every transfer of `chainId` the warehouse holds in these blocks (by hash), ordered by block: what the bloom check of
- * a block reads when its header arrives after its rows were stored (a run stopped before it fetched it).
+ * The transfers of `chainId` the warehouse holds in these blocks (by hash) and keeps, ordered by block: what the bloom
+ * check of a block reads when its header arrives after its rows were stored (a run stopped before it fetched it). A row
+ * a page found missing (export_missing: the source no longer serves it) is left out: its range's reconciliation takes it away.
  */
 export async function rowsInBlocks(db: Kysely<Database>, chainId: number, hashes: readonly string[]): Promise<RowInBlock[]> {
   if (!hashes.length) return [];
   const { rows } = await sql<{ h: string; i: number; c: string; f: string; t: string; n: string; b: string }>`
     SELECT transaction_hash AS h, log_index AS i, contract_address AS c, from_address AS f, to_address AS t, block_number::text AS n, block_hash AS b
-    FROM token_transfers WHERE chain_id = ${chainId} AND block_hash = ANY(${[...hashes]}::text[])
+    FROM token_transfers t WHERE chain_id = ${chainId} AND block_hash = ANY(${[...hashes]}::text[])
+      AND NOT EXISTS (SELECT 1 FROM export_missing m WHERE m.chain_id = t.chain_id AND m.transaction_hash = t.transaction_hash
+        AND m.log_index = t.log_index AND m.block_number = t.block_number)
     ORDER BY block_hash, contract_address`.execute(db);
   return rows.map((r) => ({ transactionHash: r.h, logIndex: r.i, contractAddress: r.c, fromAddress: r.f, toAddress: r.t, blockNumber: Number(r.n), blockHash: r.b }));
 }
