@@ -13,6 +13,10 @@ import { pino } from 'pino';
 import { systemClock } from '../src/common/clock.ts';
 import { createWarehouse } from '../src/warehouse/db.ts';
 import { createRange, splitChunk } from '../src/warehouse/ranges.ts';
+import { startRun } from '../src/warehouse/runs.ts';
+import { skippedLogsOfRun } from '../src/warehouse/skipped-logs.ts';
+import { startRunLedger } from '../src/pipeline/run-ledger.ts';
+import { createSourceCounters } from '../src/common/source-counters.ts';
 import { retryStatement } from '../src/warehouse/statement-retry.ts';
 
 // PostgreSQL commits a run's statement and the network drops before its answer arrives: the run retries the statement
@@ -149,4 +153,26 @@ describe('a run whose statements commit while their answers are lost', () => {
       await db.drop();
     }
   }, 120_000);
+
+  it("counts a ledger write once when it committed and its answer was lost, the run's totals and its skipped logs alike", async () => {
+    const runId = await startRun(target.warehouse.db, { chainId: 1, job: 'ledger-once', command: 'backfill', contracts: [contract()] });
+    const proxy = await losingProxy(target.url, [RULES.ledger, /^insert into "export_run_skipped_logs"/]);
+    const warehouse = createWarehouse({ databaseUrl: proxy.url, logger: pino({ level: 'silent' }), maxConnections: 2 });
+    try {
+      const counters = { ...createSourceCounters(), rpcPosts: 5 };
+      const skipped = new Map([[contract(), { erc721: 3, other: 1 }]]);
+      const ledger = startRunLedger({ warehouse, logger: pino({ level: 'silent' }) }, { runId, source: { counters, skippedLogs: () => skipped } });
+      ledger.totals.headersFetched = 7;
+      // both writes commit and lose their answers; the last write asks PostgreSQL before it takes anything back
+      await ledger.flush();
+      expect(proxy.fired).toHaveLength(2);
+      await ledger.stop();
+      const run = await target.warehouse.db.selectFrom('export_runs').select(['api_requests', 'headers_fetched']).where('id', '=', runId).executeTakeFirstOrThrow();
+      expect([Number(run.api_requests), Number(run.headers_fetched)]).toEqual([5, 7]);
+      expect(await skippedLogsOfRun(target.warehouse.db, runId)).toEqual(new Map([[contract(), { erc721: 3, other: 1 }]]));
+    } finally {
+      await warehouse.close();
+      await proxy.close();
+    }
+  });
 });

@@ -32,7 +32,7 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
   let writing: Promise<void> = Promise.resolve();
   // writes that failed: each is taken back once PostgreSQL says it did not commit (its answer may have been lost as it
   // did), so the next write carries it again and nothing counts twice
-  const failed: { delta: RunTotals; trace: CommitTrace }[] = [];
+  const failed: { trace: CommitTrace; takeBack(): void }[] = [];
   const takeBackUncommitted = async () => {
     while (failed.length) {
       const committed = await committedAttempt(deps.warehouse.db, failed[0]!.trace).then(
@@ -41,15 +41,14 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       );
       // PostgreSQL cannot say yet: asked again before the next write
       if (committed === undefined) return;
-      const { delta } = failed.shift()!;
-      if (!committed) for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
+      const write = failed.shift()!;
+      if (!committed) write.takeBack();
     }
   };
   const add = () => {
     totals.apiRequests = counters.transferRequests + counters.rpcPosts;
     totals.retries = counters.retries;
     totals.rateLimited = counters.rateLimited;
-    const skipped = skippedSince(scope.source.skippedLogs(), skippedAdded);
     const warn = (err: unknown) => deps.logger.warn({ msg: 'could not add to the run totals; the next write will', run: scope.runId, err: (err as Error).message });
     writing = writing.then(async () => {
       await takeBackUncommitted();
@@ -63,16 +62,15 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       if (changed) {
         const trace = commitTrace();
         await addToRun(deps.warehouse.db, scope.runId, delta, trace).catch((err: unknown) => {
-          failed.push({ delta, trace });
+          failed.push({ trace, takeBack: () => subtractTotals(added, delta) });
           warn(err);
         });
       }
+      const skipped = skippedSince(scope.source.skippedLogs(), skippedAdded);
       if (skipped.size) {
-        await recordSkippedLogs(deps.warehouse.db, scope.runId, skipped).catch((err: unknown) => {
-          for (const [contract, d] of skipped) {
-            const was = skippedAdded.get(contract)!;
-            skippedAdded.set(contract, { erc721: was.erc721 - d.erc721, other: was.other - d.other });
-          }
+        const trace = commitTrace();
+        await recordSkippedLogs(deps.warehouse.db, scope.runId, skipped, trace).catch((err: unknown) => {
+          failed.push({ trace, takeBack: () => subtractSkipped(skippedAdded, skipped) });
           warn(err);
         });
       }
@@ -89,6 +87,19 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       await add();
     },
   };
+}
+
+/** Takes a write of `delta` back from what the ledger has `added`: the next write carries it again. */
+function subtractTotals(added: RunTotals, delta: RunTotals): void {
+  for (const key of Object.keys(delta) as (keyof RunTotals)[]) added[key] -= delta[key];
+}
+
+/** Takes a write of skipped logs back from what the ledger has `added`: the next write carries it again. */
+function subtractSkipped(added: Map<string, SkippedLogCounts>, delta: ReadonlyMap<string, SkippedLogCounts>): void {
+  for (const [contract, d] of delta) {
+    const was = added.get(contract)!;
+    added.set(contract, { erc721: was.erc721 - d.erc721, other: was.other - d.other });
+  }
 }
 
 /** What was skipped since the last write, per contract; `added` becomes what is written now. */

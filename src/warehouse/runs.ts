@@ -153,7 +153,8 @@ export async function failAbandonedRuns(db: Kysely<Database>, chainId: number, j
 /**
  * Adds what one worker task did to its run's totals: tasks of one run end on many machines, so each
  * adds its share in one statement rather than writing the whole. The row counts are not added: they are written
- * as the run's committed pages say (`ROWS_FROM_PAGES`), so they are exact after a kill too.
+ * as the run's committed pages say (`ROWS_FROM_PAGES`), so they are exact after a kill too. `trace` keeps the
+ * transaction's id, so a caller whose write failed can ask whether it committed (`committedAttempt`).
  */
 export async function addToRun(db: Kysely<Database>, runId: string, add: RunTotals, trace = commitTrace()): Promise<void> {
   const plus = (column: TotalsColumn) => sql<string>`${sql.ref(column)} + ${String(add[COLUMNS[column]])}`;

@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.ts';
+import { sql, type Insertable, type Kysely } from 'kysely';
+import { commitTrace, tracedTransaction } from './commit-trace.ts';
+import type { Database, ExportRunSkippedLogsTable } from './schema.ts';
 
 /** Logs with the Transfer topic that are not ERC-20 transfers: ERC-721 (4 topics), and other shapes. */
 export interface SkippedCounts {
@@ -9,28 +10,31 @@ export interface SkippedCounts {
 
 /**
  * Adds what a run (or one of its queued tasks) skipped to the run's ledger, per contract, in one statement:
- * tasks of one run end on many machines, so each adds its share. Contracts with nothing skipped write nothing.
+ * tasks of one run end on many machines, so each adds its share. Contracts with nothing skipped write nothing. `trace`
+ * keeps the transaction's id, so a caller whose write failed can ask whether it committed (`committedAttempt`).
  *
  * @example await recordSkippedLogs(db, runId, source.skippedLogs()); // Map { '0xabc…' => { erc721: 12, other: 0 } }
  */
-export async function recordSkippedLogs(db: Kysely<Database>, runId: string, counts: ReadonlyMap<string, SkippedCounts>): Promise<void> {
-  const rows = [];
+export async function recordSkippedLogs(db: Kysely<Database>, runId: string, counts: ReadonlyMap<string, SkippedCounts>, trace = commitTrace()): Promise<void> {
+  const rows: Insertable<ExportRunSkippedLogsTable>[] = [];
   for (const [contract, { erc721, other }] of counts) {
     if (!(erc721 > 0 || other > 0)) continue;
     if (!isCount(erc721) || !isCount(other)) throw new RangeError(`skipped-log counts must be integers ≥ 0, got ${erc721} and ${other} for ${contract.toLowerCase()}`);
     rows.push({ run_id: runId, contract_address: contract.toLowerCase(), erc721: String(erc721), other: String(other) });
   }
   if (!rows.length) return;
-  await db
-    .insertInto('export_run_skipped_logs')
-    .values(rows)
-    .onConflict((oc) =>
-      oc.columns(['run_id', 'contract_address']).doUpdateSet({
-        erc721: sql<string>`export_run_skipped_logs.erc721 + excluded.erc721`,
-        other: sql<string>`export_run_skipped_logs.other + excluded.other`,
-      }),
-    )
-    .execute();
+  await tracedTransaction(db, trace, (trx) =>
+    trx
+      .insertInto('export_run_skipped_logs')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['run_id', 'contract_address']).doUpdateSet({
+          erc721: sql<string>`export_run_skipped_logs.erc721 + excluded.erc721`,
+          other: sql<string>`export_run_skipped_logs.other + excluded.other`,
+        }),
+      )
+      .execute(),
+  );
 }
 
 /** A count the ledger takes: an integer ≥ 0 that `String()` writes in digits (below 10^21, where it turns to `1e+21`). */
