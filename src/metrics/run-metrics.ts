@@ -110,7 +110,7 @@ export function createRunMetrics(registry: Registry): RunMetrics {
   });
   const lag = new Gauge({
     name: 'erc20_etl_lag_blocks',
-    help: 'Blocks between the chain head at the last run and the highest block of the contract the job has covered.',
+    help: "Blocks the job has yet to cover for the contract: from the highest block covered to the chain head at the last run, or to the contract's toBlock when that comes first.",
     labelNames: ['job', 'chain', 'contract'],
     registers: [registry],
   });

