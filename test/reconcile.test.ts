@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
-import { committedAttempt, commitTrace, tracedTransaction } from '../src/warehouse/commit-trace.ts';
+import pg from 'pg';
+import { RetryableError } from '../src/common/errors.ts';
+import { ATTEMPT_QUERY, committedAttempt, commitTrace, tracedTransaction, type CommitAttempt } from '../src/warehouse/commit-trace.ts';
 import { reconcileRanges } from '../src/warehouse/reconcile.ts';
 import { startRun } from '../src/warehouse/runs.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
@@ -94,12 +96,39 @@ describe('closing finished ranges', () => {
     await tracedTransaction(db, trace, async () => {
       throw new Error('the connection broke');
     }).catch(() => undefined);
-    expect(trace.xids).toHaveLength(1);
+    expect(trace.attempts).toHaveLength(1);
     expect(await committedAttempt(db, trace)).toBeUndefined();
     // meanwhile another task of the same queued run closed the range
     expect([...(await reconcileRanges(db, ranges, runId, false)).values()]).toEqual([{ rows: 100, removed: 0 }]);
     // the retry: nothing of that close is reported as its own
     expect((await reconcileRanges(db, ranges, runId, false, trace)).size).toBe(0);
+  });
+
+  it('ends an earlier attempt still in progress on a lost connection before closing: the retry waits on none of its locks and cannot be counted twice', async () => {
+    const db = target.warehouse.db;
+    const runId = await startRun(db, { chainId: 1, job: 'traced-stranded', command: 'run', contracts: CONTRACTS });
+    const ranges = [
+      await createRange(db, { chainId: 1, job: 'traced-stranded', contract: CONTRACTS[2]!, fromBlock: 300, toBlock: 399, runId, chunks: [{ fromBlock: 300, toBlock: 399 }] }),
+    ];
+    // the first attempt's backend lives on, its transaction open and holding the range's row, as when the network
+    // dropped the connection one way: the client has given up on it, and its COMMIT could still arrive
+    const stranded = new pg.Client({ connectionString: target.url });
+    const ended = new Promise<Error>((resolve) => stranded.on('error', resolve));
+    await stranded.connect();
+    await stranded.query('BEGIN');
+    const { rows } = await stranded.query<CommitAttempt>(ATTEMPT_QUERY);
+    await stranded.query('UPDATE export_ranges SET id = id WHERE id = $1', [ranges[0]!.id]);
+    const trace = commitTrace();
+    trace.attempts.push(rows[0]!);
+
+    // the retry: not "did not commit" while it may still, but its backend told to end, and a retry said to help
+    const first = await reconcileRanges(db, ranges, runId, false, trace).catch((err: unknown) => err);
+    expect(first).toBeInstanceOf(RetryableError);
+    expect((first as Error).message).toContain(`transaction ${rows[0]!.xid} in backend ${rows[0]!.pid}`);
+    expect((await ended).message).toMatch(/terminat/i);
+    // the next retry finds it rolled back, and closes the range itself (blocked on the row lock before)
+    expect([...(await reconcileRanges(db, ranges, runId, false, trace)).values()]).toEqual([{ rows: 34, removed: 0 }]);
+    expect(trace.attempts).toHaveLength(2);
   });
 
   it('reads back what its committed attempt closed, however many attempts came before', async () => {

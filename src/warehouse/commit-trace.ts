@@ -1,30 +1,45 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { RetryableError } from '../common/errors.ts';
 import type { Database } from './schema.ts';
 
 /**
- * The transaction ids of one piece of work's attempts. When a connection breaks as a transaction commits, the client
- * cannot tell whether it did; PostgreSQL can (`txid_status`), given the id. Work that must not be done twice keeps a
- * trace across its retries: each attempt's transaction adds its id, and a retry first asks whether an earlier one
- * committed, and if so, reads what it did (the rows it wrote carry its id as their `xmin`).
+ * The attempts of one piece of work. When a connection breaks as a transaction commits, the client cannot tell
+ * whether it did; PostgreSQL can (`txid_status`), given the id. Work that must not be done twice keeps a trace across
+ * its retries: each attempt's transaction adds its id and the backend that ran it, and a retry first asks whether an
+ * earlier one committed, and if so, reads what it did (the rows it wrote carry its id as their `xmin`).
  */
 export interface CommitTrace {
-  readonly xids: string[];
+  readonly attempts: CommitAttempt[];
 }
 
-/** A trace with no attempt yet. Make it before the retries, once per piece of work. */
-export function commitTrace(): CommitTrace {
-  return { xids: [] };
+/** One attempt: its transaction id, and the backend that ran it (its pid and start, which name it uniquely). */
+export interface CommitAttempt {
+  xid: string;
+  pid: number;
+  started: string;
 }
 
 /**
- * Runs `work` in one transaction whose id `trace` keeps first: committed when it resolves, rolled back when it throws.
+ * The statement that opens an attempt (after `BEGIN`): the transaction's id and its backend, in one round trip.
+ * A backend sees its own row of `pg_stat_activity` whatever its privileges.
+ */
+export const ATTEMPT_QUERY =
+  'SELECT txid_current()::text AS xid, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS started';
+
+/** A trace with no attempt yet. Make it before the retries, once per piece of work. */
+export function commitTrace(): CommitTrace {
+  return { attempts: [] };
+}
+
+/**
+ * Runs `work` in one transaction that `trace` keeps first: committed when it resolves, rolled back when it throws.
  *
  * @example await tracedTransaction(db, trace, (trx) => trx.insertInto('export_coverage').values(row).execute());
  */
 export function tracedTransaction<T>(db: Kysely<Database>, trace: CommitTrace, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ xid: string }>`SELECT txid_current()::text AS xid`.execute(trx);
-    trace.xids.push(rows[0]!.xid);
+    const { rows } = await sql.raw<CommitAttempt>(ATTEMPT_QUERY).execute(trx);
+    trace.attempts.push(rows[0]!);
     return work(trx);
   });
 }
@@ -33,12 +48,28 @@ export function tracedTransaction<T>(db: Kysely<Database>, trace: CommitTrace, w
  * The earlier attempt of `trace` that committed, as its rows' `xmin` shows it (the id's low 32 bits, in decimal), or
  * undefined when none did (each rolled back, or never got an id). Asks PostgreSQL only when an attempt got an id.
  *
+ * An attempt still in progress ran on a connection this process lost while its backend lives on (a network that
+ * dropped one direction): its `COMMIT` may yet arrive, so "not committed" cannot be said of it. Its backend is told
+ * to end (`pg_terminate_backend`, matched by pid and start), which settles it within moments, and a `RetryableError`
+ * says so: the retry asks again.
+ *
  * @example const earlier = await committedAttempt(db, trace); // → '7812344' once a lost COMMIT answer is known to have committed
  */
 export async function committedAttempt(db: Kysely<Database>, trace: CommitTrace): Promise<string | undefined> {
-  if (!trace.xids.length) return undefined;
-  const { rows } = await sql<{ xid: string; status: string | null }>`
-    SELECT x AS xid, txid_status(x::bigint) AS status FROM unnest(${trace.xids}::text[]) AS x`.execute(db);
-  const committed = rows.find((r) => r.status === 'committed');
-  return committed === undefined ? undefined : String(BigInt(committed.xid) & 0xffff_ffffn);
+  const { attempts } = trace;
+  if (!attempts.length) return undefined;
+  const { rows } = await sql<{ status: string | null }>`
+    SELECT txid_status(x::bigint) AS status FROM unnest(${attempts.map((a) => a.xid)}::text[]) WITH ORDINALITY AS t(x, n) ORDER BY n`.execute(db);
+  const committed = rows.findIndex((r) => r.status === 'committed');
+  if (committed >= 0) return String(BigInt(attempts[committed]!.xid) & 0xffff_ffffn);
+  const running = attempts.filter((_, i) => rows[i]?.status === 'in progress');
+  if (!running.length) return undefined;
+  await sql`
+    SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a
+    JOIN unnest(${running.map((r) => r.pid)}::int[], ${running.map((r) => r.started)}::text[]) AS s(pid, started)
+      ON a.pid = s.pid AND a.backend_start = s.started::timestamptz`.execute(db);
+  const which = running.map((r) => `transaction ${r.xid} in backend ${r.pid}`).join(', ');
+  throw new RetryableError(
+    `an earlier attempt of this write is still in progress in PostgreSQL on a connection this process lost (${which}), so whether it committed cannot be said yet: its backend was told to end; the retry asks again once it has`,
+  );
 }

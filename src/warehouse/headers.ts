@@ -4,7 +4,7 @@ import copyStreams from 'pg-copy-streams';
 import type { BlockOfRow, BlockSighting } from '../dataset/block-agreement.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
 import type { Warehouse } from './db.ts';
-import { committedAttempt, commitTrace, tracedTransaction } from './commit-trace.ts';
+import { ATTEMPT_QUERY, committedAttempt, commitTrace, tracedTransaction, type CommitAttempt } from './commit-trace.ts';
 import type { Database } from './schema.ts';
 
 /** A block that transfers point at and block_headers lacks, with what the transfers say about it (their lowest number and time). */
@@ -240,8 +240,8 @@ export async function storeHeaders(warehouse: Warehouse, chainId: number, header
   const tail = `${chainId}\t${runId}`;
   let client: pg.PoolClient | undefined = await warehouse.pool.connect();
   try {
-    const begun = (await client.query('BEGIN; SET LOCAL synchronous_commit = off; SELECT txid_current()::text AS xid')) as unknown as pg.QueryResult<{ xid: string }>[];
-    trace.xids.push(begun.at(-1)!.rows[0]!.xid);
+    const begun = (await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${ATTEMPT_QUERY}`)) as unknown as pg.QueryResult<CommitAttempt>[];
+    trace.attempts.push(begun.at(-1)!.rows[0]!);
     const stream = client.query(copyStreams.from(`COPY block_headers (${HEADER_COLUMNS}) FROM STDIN`));
     stream.end(ordered.map((h) => copyHeaderLine(h, tail)).join(''));
     await new Promise<void>((resolve, reject) => {
