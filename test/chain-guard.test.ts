@@ -226,7 +226,7 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       await switching.close();
       switching = await startDevnet(dataset, { projectIds: [PROJECT], chainId: 8453, port });
       const file = join(tmp, 'switched.json');
-      writeFileSync(file, JSON.stringify({ name: 'switched', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 1 }));
+      writeFileSync(file, JSON.stringify({ name: 'switched', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 3 }));
       const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
       expect(enqueued.code, enqueued.stderr).toBe(0);
       const r = await ended;
@@ -236,12 +236,20 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       // nothing read, nothing written: the task waits for a worker of chain 1
       expect((await counts(w)).transfers).toBe(0);
       expect((await counts(w)).headers).toBe(0);
-      const left = await sql<{ task_identifier: string; wait_ms: number }>`
-        SELECT task_identifier, greatest(0, extract(epoch FROM run_at - now()) * 1000)::int AS wait_ms FROM graphile_worker.jobs`.execute(w.warehouse.db);
-      expect(left.rows.length).toBeGreaterThan(0);
-      expect(new Set(left.rows.map((t) => t.task_identifier))).toEqual(new Set(['erc20_etl_chunk']));
-      // after the tasks' back-off, a worker at a chain 1 endpoint reads them
-      await new Promise((resolve) => setTimeout(resolve, Math.max(...left.rows.map((t) => t.wait_ms)) + 100));
+      const queued = async () =>
+        (
+          await sql<{ task_identifier: string; wait_ms: number; attempts: number; locked: boolean }>`
+            SELECT task_identifier, greatest(0, extract(epoch FROM run_at - now()) * 1000)::int AS wait_ms, attempts, locked_at IS NOT NULL AS locked
+            FROM graphile_worker.jobs`.execute(w.warehouse.db)
+        ).rows;
+      const left = await queued();
+      expect(left.length).toBeGreaterThan(1);
+      expect(new Set(left.map((t) => t.task_identifier))).toEqual(new Set(['erc20_etl_chunk']));
+      // given back as they were: no attempt used, no back-off, no lock
+      expect(left.map((t) => [t.attempts, t.wait_ms, t.locked])).toEqual(left.map(() => [0, 0, false]));
+      expect(r.stderr).toContain('gave back the tasks left unread');
+
+      // a worker at a chain 1 endpoint reads them at once
       const right = await runCli(['worker', '--once', '--dead-after', '5'], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
       expect(right.code, right.stderr).toBe(0);
       const perChain = await sql<{ chain_id: string; n: string }>`SELECT chain_id::text, count(*)::text AS n FROM token_transfers GROUP BY 1`.execute(w.warehouse.db);

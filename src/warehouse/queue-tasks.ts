@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.ts';
 import type { WarehouseTransaction } from './transaction.ts';
 
 /** What became of a task handed to {@link addTaskUnlessRunning}. */
@@ -18,4 +19,20 @@ export async function addTaskUnlessRunning(trx: WarehouseTransaction, task: { ta
   const row = answer.rows[0];
   if (!row) return 'running';
   return row.replaced ? 'replaced' : 'added';
+}
+
+/**
+ * Gives back tasks a worker took and left unread: each with the attempts it had before (`attempts`, by task id), ready
+ * now. A task still locked is left as it is (graphile-worker's `reschedule_jobs`, which also takes 0 attempts, as its
+ * JavaScript helper does not). Resolves to the ids given back.
+ *
+ * @example await giveBackTasks(db, new Map([['42', 0]])) // → ['42']
+ */
+export async function giveBackTasks(db: Kysely<Database>, attempts: ReadonlyMap<string, number>): Promise<string[]> {
+  if (!attempts.size) return [];
+  const ids = [...attempts.keys()];
+  const { rows } = await sql<{ id: string }>`
+    SELECT r.id::text AS id FROM unnest(${ids}::bigint[], ${ids.map((id) => attempts.get(id)!)}::int[]) AS t(id, attempts),
+      LATERAL graphile_worker.reschedule_jobs(ARRAY[t.id], run_at => now(), attempts => t.attempts) AS r`.execute(db);
+  return rows.map((r) => r.id);
 }
