@@ -20,11 +20,13 @@ export interface CommitAttempt {
 }
 
 /**
- * The statement that opens an attempt (after `BEGIN`): the transaction's id and its backend, in one round trip.
- * A backend sees its own row of `pg_stat_activity` whatever its privileges.
+ * The statement that opens an attempt (after `BEGIN`): the transaction's id and its backend, in one round trip. A
+ * backend sees its own activity whatever its privileges; asked of `pg_stat_get_activity` for its own pid, not of the
+ * `pg_stat_activity` view, which builds every backend's row (0.14–0.17 ms a statement against 0.37–0.39 ms here,
+ * and 0.09–0.12 ms for the transaction id alone; pgbench on PostgreSQL 15).
  */
 export const ATTEMPT_QUERY =
-  'SELECT txid_current()::text AS xid, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS started';
+  'SELECT txid_current()::text AS xid, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_get_activity(pg_backend_pid())) AS started';
 
 /** A trace with no attempt yet. Make it before the retries, once per piece of work. */
 export function commitTrace(): CommitTrace {
