@@ -199,8 +199,8 @@ async function giveBackUntouched(untouched: ReadonlyMap<string, number>, deps: W
   const { logger, clock } = deps;
   const left = new Map([...untouched].map(([id, attempts]) => [id, Math.max(0, attempts - 1)]));
   if (!left.size) return;
-  // a task can be given back once unlocked: graphile-worker records a failure in batches, which may come after the
-  // runner has ended
+  // a task is given back only once it is unlocked (reschedule_jobs passes over locked ones): one still locked is asked
+  // for again, for a while
   const deadline = clock.now() + GIVE_BACK_WITHIN_MS;
   try {
     for (;;) {
