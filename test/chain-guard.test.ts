@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,6 +260,58 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     } finally {
       child.kill('SIGKILL');
       await switching.close();
+      await w.drop();
+    }
+  }, 120_000);
+
+  it('a --once worker whose endpoint turns to another chain after it starts gives back every ready task it took, none used up', async () => {
+    const w = await migratedWarehouse('chain_switch_once');
+    // the worker's own question at start is answered by chain 1, every later eth_chainId (one per task) by chain 8453
+    let asked = 0;
+    const proxy: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const chain = body.toString().includes('"eth_chainId"') && asked++ > 0 ? 8453 : 1;
+        fetch(`${servers[chain]!.origin}${req.url}`, { method: req.method!, headers: { 'content-type': 'application/json' }, ...(body.length && { body }) }).then(
+          async (answer) => {
+            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+            res.end(Buffer.from(await answer.arrayBuffer()));
+          },
+          () => res.destroy(),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    try {
+      const file = join(tmp, 'switched-once.json');
+      writeFileSync(file, JSON.stringify({ name: 'switched-once', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 3 }));
+      const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const tasks = async () =>
+        (
+          await sql<{ attempts: number; wait_ms: number; locked: boolean }>`
+            SELECT attempts, greatest(0, extract(epoch FROM run_at - now()) * 1000)::int AS wait_ms, locked_at IS NOT NULL AS locked
+            FROM graphile_worker.jobs ORDER BY id`.execute(w.warehouse.db)
+        ).rows;
+      const before = await tasks();
+      expect(before.length).toBeGreaterThan(1);
+
+      const once = await runCli(['worker', '--once', '--dead-after', '5', '--concurrency', '1'], {
+        env: { DATABASE_URL: w.url, CHAIN_API_URL: `${origin}/${PROJECT}`, LOG_LEVEL: 'info' },
+      });
+      expect(once.code, once.stderr).toBe(1);
+      expect(once.stderr).toContain('CHAIN_API_URL now serves chain 8453; this worker started on chain 1');
+      // it took each ready task (one eth_chainId each), and gave every one back as it was
+      expect(asked).toBe(1 + before.length);
+      expect(await tasks()).toEqual(before.map(() => ({ attempts: 0, wait_ms: 0, locked: false })));
+      expect(once.stderr).toMatch(new RegExp(`"msg":"gave back the tasks left unread[^\\n]*"tasks":${before.length}`));
+      expect((await counts(w)).transfers).toBe(0);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await w.drop();
     }
   }, 120_000);
