@@ -154,6 +154,32 @@ describe('a run whose statements commit while their answers are lost', () => {
     }
   }, 120_000);
 
+  it("writes a ledger addition again when its first attempt's backend was stranded in its transaction: ended, then written once", async () => {
+    const runId = await startRun(target.warehouse.db, { chainId: 1, job: 'ledger-stranded', command: 'backfill', contracts: [contract()] });
+    const proxy = await losingProxy(target.url, [RULES.ledger], { strand: true });
+    const warehouse = createWarehouse({ databaseUrl: proxy.url, logger: pino({ level: 'silent' }), maxConnections: 2 });
+    try {
+      const counters = createSourceCounters();
+      const ledger = startRunLedger({ warehouse, logger: pino({ level: 'silent' }) }, { runId, source: { counters, skippedLogs: () => new Map() } });
+      ledger.totals.headersFetched = 5;
+      // the write's UPDATE is done, its transaction open on a backend the client has lost: it holds the run's row
+      await ledger.flush();
+      expect(proxy.fired).toHaveLength(1);
+      const open = await target.warehouse.pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query ~ 'api_requests'",
+      );
+      expect(open.rows[0]!.n).toBe('1');
+      ledger.totals.headersFetched = 12;
+      // the last write ends that backend, learns its transaction rolled back, and writes everything once
+      await ledger.stop();
+      const run = await target.warehouse.db.selectFrom('export_runs').select(['headers_fetched']).where('id', '=', runId).executeTakeFirstOrThrow();
+      expect(Number(run.headers_fetched)).toBe(12);
+    } finally {
+      await warehouse.close();
+      await proxy.close();
+    }
+  });
+
   it("counts a ledger write once when it committed and its answer was lost, the run's totals and its skipped logs alike", async () => {
     const runId = await startRun(target.warehouse.db, { chainId: 1, job: 'ledger-once', command: 'backfill', contracts: [contract()] });
     const proxy = await losingProxy(target.url, [RULES.ledger, /^insert into "export_run_skipped_logs"/]);

@@ -37,7 +37,14 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
     while (failed.length) {
       const committed = await committedAttempt(deps.warehouse.db, failed[0]!.trace).then(
         (xid) => xid !== undefined,
-        () => undefined,
+        (err: unknown) => {
+          deps.logger.warn({
+            msg: 'could not learn whether a failed run-totals write committed; asked again before the next write',
+            run: scope.runId,
+            err: (err as Error).message,
+          });
+          return undefined;
+        },
       );
       // PostgreSQL cannot say yet: asked again before the next write
       if (committed === undefined) return;
@@ -85,6 +92,15 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
     async stop() {
       clearInterval(timer);
       await add();
+      // a write that failed (its answer lost, or PostgreSQL away a moment) is asked about, and written again, once more
+      if (failed.length) await add();
+      if (failed.length) {
+        deps.logger.warn({
+          msg: "could not learn whether the run's last ledger writes committed: its totals in export_runs may be short by them",
+          run: scope.runId,
+          writes: failed.length,
+        });
+      }
     },
   };
 }

@@ -13,16 +13,13 @@ import { ChunkStoppedError } from '../warehouse/load-page.ts';
 import { warehouseGaveUp } from '../warehouse/statement-retry.ts';
 import { failRun } from '../warehouse/runs.ts';
 import { waitingTasksBesides } from '../warehouse/queue-status.ts';
-import { giveBackTasks } from '../warehouse/queue-tasks.ts';
+import { giveBackTasks, type LeftTask } from '../warehouse/queue-tasks.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { EndpointChainChangedError, runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
 import { chainOfTask, chainTasks, chunkPayload, enqueuePayload, parsePayload, TASK_PREFIX } from './payloads.ts';
-
-/** How long a worker that found its endpoint on another chain waits for the tasks it left unread to be unlocked. */
-const GIVE_BACK_WITHIN_MS = 10_000;
 
 export interface WorkerDeps {
   databaseUrl: string;
@@ -91,11 +88,13 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   // the endpoint turned out to serve another chain (asked again by each task): the worker takes no task more
   let chainChanged: EndpointChainChangedError | undefined;
   let runner: Runner | undefined;
-  // the tasks this process took and left unread for that reason (each took an attempt, and a back-off, as it was taken
-  // or failed): given back once the runner has ended, as they were (`giveBackUntouched`)
-  const untouched = new Map<string, number>();
-  const endpointChanged = (err: EndpointChainChangedError, task: { id: string; attempts: number }) => {
-    untouched.set(task.id, task.attempts);
+  // the tasks this process took and left unread for that reason, as it last left them (a --once worker takes a task
+  // again after its back-off), given back once the runner has ended (`giveBackUntouched`)
+  const untouched = new Map<string, LeftTask & { takes: number }>();
+  const endpointChanged = (err: EndpointChainChangedError, task: { id: string; attempts: number; revision: number }) => {
+    const seen = untouched.get(task.id);
+    const takes = seen && seen.revision === task.revision ? seen.takes + 1 : 1;
+    untouched.set(task.id, { id: task.id, attempts: task.attempts, revision: task.revision, takes, restore: Math.max(0, task.attempts - takes) });
     if (chainChanged) return;
     chainChanged = err;
     logger.error({ msg: 'stopping: the endpoint serves another chain now', worker, chain: deps.chainId, served: String(err.served) });
@@ -108,6 +107,12 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
+        // the endpoint already turned: a task taken since (a --once worker takes every ready one) is left unread at once
+        if (chainChanged) {
+          const left = new EndpointChainChangedError(deps.chainId, chainChanged.served, task.chunkId);
+          endpointChanged(left, helpers.job);
+          throw left;
+        }
         await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal).catch((err: unknown) => {
           if (err instanceof EndpointChainChangedError) endpointChanged(err, helpers.job);
           throw err;
@@ -160,10 +165,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
         () => undefined,
         (error: unknown) => error,
       );
-      if (chainChanged) {
-        await giveBackUntouched(untouched, deps);
-        throw new FatalError(chainChanged.message);
-      }
+      if (chainChanged) throw new FatalError(chainChanged.message);
       if (ended !== undefined) queueFailed(ended);
       if (queueFailure !== undefined) {
         throw new FatalError(
@@ -177,44 +179,34 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       // a task may have found the chain changed while the runner started
       if (chainChanged) await runner.stop('the endpoint serves another chain');
       await untilStopped(runner, logger);
-      if (chainChanged) {
-        await giveBackUntouched(untouched, deps);
-        throw new FatalError(chainChanged.message);
-      }
+      if (chainChanged) throw new FatalError(chainChanged.message);
     }
   } finally {
     await heartbeats.stop();
+    // after the tasks still locked under this process's ids are handed back, unlocked with their attempt counted
+    if (chainChanged) await giveBackUntouched([...untouched.values()], deps);
     await pgPool.end();
     logger.info({ msg: 'worker stopped', worker });
   }
 }
 
 /**
- * Gives back the tasks a worker took and left unread because its endpoint serves another chain now: each with the
- * attempts it had before this worker took it, ready at once, so a worker of its chain reads it without a back-off and a
- * task taken by one misdirected worker after another is never given up for it (a `--once` worker takes every ready
- * task of its chain before it ends). Best effort: a task it cannot give back keeps its attempt and back-off, and says so.
+ * Gives back the tasks a worker took and left unread because its endpoint serves another chain now (`giveBackTasks`):
+ * each with the attempts it had before this worker took it, ready at once, so a worker of its chain reads it without
+ * a back-off and misdirected workers do not use up its attempts. Its `last_error` stays, and one another worker took
+ * or `enqueue` replaced meanwhile is left as it is. Best effort: a worker killed first gives nothing back.
  */
-async function giveBackUntouched(untouched: ReadonlyMap<string, number>, deps: WorkerDeps): Promise<void> {
-  const { logger, clock } = deps;
-  const left = new Map([...untouched].map(([id, attempts]) => [id, Math.max(0, attempts - 1)]));
-  if (!left.size) return;
-  // a task is given back only once it is unlocked (reschedule_jobs passes over locked ones): one still locked is asked
-  // for again, for a while
-  const deadline = clock.now() + GIVE_BACK_WITHIN_MS;
-  try {
-    for (;;) {
-      for (const id of await giveBackTasks(deps.warehouse.db, left)) left.delete(id);
-      if (!left.size || clock.now() >= deadline) break;
-      await clock.sleep(100);
-    }
-  } catch (err) {
-    logger.warn({ msg: 'could not give back the tasks left unread: each keeps the attempt and back-off it took', tasks: left.size, err: (err as Error).message });
-    return;
-  }
-  if (left.size) logger.warn({ msg: 'could not give back some tasks left unread (still locked): each keeps the attempt and back-off it took', tasks: left.size });
-  if (left.size < untouched.size) {
-    logger.info({ msg: 'gave back the tasks left unread, with the attempts they had: a worker of their chain takes them at once', tasks: untouched.size - left.size });
+async function giveBackUntouched(left: readonly LeftTask[], deps: WorkerDeps): Promise<void> {
+  const { logger } = deps;
+  if (!left.length) return;
+  const given = await giveBackTasks(deps.warehouse.db, left).catch((err: unknown) => {
+    logger.warn({ msg: 'could not give back the tasks left unread: each keeps the attempts and back-off it took', tasks: left.length, err: (err as Error).message });
+    return undefined;
+  });
+  if (given === undefined) return;
+  if (given.length) logger.info({ msg: 'gave back the tasks left unread, each with the attempts it had before: a worker of their chain takes them at once', tasks: given.length });
+  if (given.length < left.length) {
+    logger.info({ msg: 'tasks left unread that another worker took, or enqueue replaced, since: left as they are', tasks: left.length - given.length });
   }
 }
 

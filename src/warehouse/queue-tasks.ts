@@ -21,18 +21,31 @@ export async function addTaskUnlessRunning(trx: WarehouseTransaction, task: { ta
   return row.replaced ? 'replaced' : 'added';
 }
 
+/** A task a worker took and left unread: as the worker last left it, and the attempts it is to have again. */
+export interface LeftTask {
+  id: string;
+  /** Its attempts and revision when this worker last took it (graphile-worker counts an attempt as a task is taken). */
+  attempts: number;
+  revision: number;
+  /** The attempts it had before this worker took it. */
+  restore: number;
+}
+
 /**
- * Gives back tasks a worker took and left unread: each with the attempts it had before (`attempts`, by task id), ready
- * now. A task still locked is left as it is (graphile-worker's `reschedule_jobs`, which also takes 0 attempts, as its
- * JavaScript helper does not). Resolves to the ids given back.
+ * Gives back tasks a worker took and left unread: each with the attempts it had before (`restore`), ready now, if it
+ * is still as the worker left it: unlocked, with the same attempts and revision. One another worker took since, or
+ * `enqueue` replaced, or that is gone (read to its end) is left as it is. Through graphile-worker's `reschedule_jobs`,
+ * which also takes 0 attempts, as its JavaScript helper does not. Resolves to the ids given back.
  *
- * @example await giveBackTasks(db, new Map([['42', 0]])) // → ['42']
+ * @example await giveBackTasks(db, [{ id: '42', attempts: 1, revision: 0, restore: 0 }]) // → ['42']
  */
-export async function giveBackTasks(db: Kysely<Database>, attempts: ReadonlyMap<string, number>): Promise<string[]> {
-  if (!attempts.size) return [];
-  const ids = [...attempts.keys()];
+export async function giveBackTasks(db: Kysely<Database>, tasks: readonly LeftTask[]): Promise<string[]> {
+  if (!tasks.length) return [];
   const { rows } = await sql<{ id: string }>`
-    SELECT r.id::text AS id FROM unnest(${ids}::bigint[], ${ids.map((id) => attempts.get(id)!)}::int[]) AS t(id, attempts),
-      LATERAL graphile_worker.reschedule_jobs(ARRAY[t.id], run_at => now(), attempts => t.attempts) AS r`.execute(db);
+    SELECT r.id::text AS id
+    FROM unnest(${tasks.map((t) => t.id)}::bigint[], ${tasks.map((t) => t.attempts)}::int[], ${tasks.map((t) => t.revision)}::int[], ${tasks.map((t) => t.restore)}::int[])
+      AS t(id, attempts, revision, restore)
+    JOIN graphile_worker.jobs j ON j.id = t.id AND j.attempts = t.attempts AND j.revision = t.revision AND j.locked_at IS NULL,
+      LATERAL graphile_worker.reschedule_jobs(ARRAY[t.id], run_at => now(), attempts => t.restore) AS r`.execute(db);
   return rows.map((r) => r.id);
 }

@@ -7,11 +7,19 @@ import { createServer, connect, type Socket } from 'node:net';
  * it. So the work is committed while the client sees its connection lost, as when a network drops at that moment.
  * Each rule fires once, on the first connection that reaches that point; `fired` lists the rules that did.
  *
+ * With `strand`, the connection is cut when the matching statement is done inside its transaction (ReadyForQuery, in
+ * a transaction), and on the client's side only: the server's backend lives on, its transaction open and its locks
+ * held, as when a network drops one way; its COMMIT never comes. Its socket is closed by `close()`.
+ *
  * Plain connections only: a client asking for SSL is refused it (the test servers have none).
  *
  * @example const proxy = await losingProxy(url, [/insert into "export_runs"/]); // run against proxy.url; proxy.fired → ['insert into "export_runs"']
  */
-export async function losingProxy(databaseUrl: string, rules: readonly RegExp[]): Promise<{ url: string; fired: string[]; close(): Promise<void> }> {
+export async function losingProxy(
+  databaseUrl: string,
+  rules: readonly RegExp[],
+  options: { strand?: boolean } = {},
+): Promise<{ url: string; fired: string[]; close(): Promise<void> }> {
   const target = new URL(databaseUrl);
   const fired: string[] = [];
   const pending = new Set(rules);
@@ -20,9 +28,11 @@ export async function losingProxy(databaseUrl: string, rules: readonly RegExp[])
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
     let armed: RegExp | undefined;
+    // stranded: the client's side cut, the server's kept open (until close()) with its transaction
+    let stranded = false;
     const cut = () => {
       client.destroy();
-      upstream.destroy();
+      if (!stranded) upstream.destroy();
     };
     client.on('error', cut).on('close', cut);
     upstream.on('error', cut).on('close', cut);
@@ -41,11 +51,14 @@ export async function losingProxy(databaseUrl: string, rules: readonly RegExp[])
     });
     // server → client: every message passes until an armed connection's work is done
     const fromServer = messages(false, (type, body, raw) => {
-      if (armed && type === 0x5a /* Z */ && body[0] === 0x49 /* I */) {
+      if (armed && type === 0x5a /* Z */ && body[0] === (options.strand ? 0x54 /* T */ : 0x49) /* I */) {
         fired.push(armed.source);
+        stranded = options.strand === true;
+        armed = undefined;
         cut();
         return;
       }
+      if (stranded) return;
       if (!client.destroyed) client.write(raw);
     });
     client.on('data', fromClient);
