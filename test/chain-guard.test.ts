@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { createWarehouse } from '../src/warehouse/db.ts';
 import { migrateToLatest, migrationsFrom, MIGRATIONS_DIR } from '../src/warehouse/migrate.ts';
 import { freshDatabase } from './helpers/database.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
+import { routingProxy } from './helpers/routing-proxy.ts';
 
 /**
  * Issue 17's guard: before a run writes anything it asks the endpoint's eth_chainId and compares it with the job's
@@ -268,23 +268,8 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
     const w = await migratedWarehouse('chain_switch_once');
     // the worker's own question at start is answered by chain 1, every later eth_chainId (one per task) by chain 8453
     let asked = 0;
-    const proxy: Server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const chain = body.toString().includes('"eth_chainId"') && asked++ > 0 ? 8453 : 1;
-        fetch(`${servers[chain]!.origin}${req.url}`, { method: req.method!, headers: { 'content-type': 'application/json' }, ...(body.length && { body }) }).then(
-          async (answer) => {
-            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-            res.end(Buffer.from(await answer.arrayBuffer()));
-          },
-          () => res.destroy(),
-        );
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const proxy = await routingProxy((body) => servers[body.includes('"eth_chainId"') && asked++ > 0 ? 8453 : 1]!.origin);
+    const { origin } = proxy;
     try {
       const file = join(tmp, 'switched-once.json');
       writeFileSync(file, JSON.stringify({ name: 'switched-once', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 3 }));
@@ -311,8 +296,7 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       expect(once.stderr).toMatch(new RegExp(`"msg":"gave back the tasks left unread[^\\n]*"tasks":${before.length}`));
       expect((await counts(w)).transfers).toBe(0);
     } finally {
-      proxy.closeAllConnections();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await proxy.close();
       await w.drop();
     }
   }, 120_000);

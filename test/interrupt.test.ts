@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { routingProxy } from './helpers/routing-proxy.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
@@ -127,33 +127,12 @@ describe('a run stopped while its node does not answer', () => {
  */
 async function holdingHeaders(origin: string): Promise<{ base: string; held(): number; close(): Promise<void> }> {
   let held = 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      if (/getHeaderByHash|getBlockByHash/.test(body.toString())) {
-        held++;
-        return;
-      }
-      fetch(`${origin}${req.url}`, { method: req.method!, headers: { 'content-type': 'application/json' }, ...(body.length && { body }) }).then(
-        async (answer) => {
-          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-          res.end(Buffer.from(await answer.arrayBuffer()));
-        },
-        () => res.destroy(),
-      );
-    });
+  const proxy = await routingProxy((body) => {
+    if (!/getHeaderByHash|getBlockByHash/.test(body)) return origin;
+    held++;
+    return undefined;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    held: () => held,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { base: proxy.origin, held: () => held, close: proxy.close };
 }
 
 describe('a run stopped while its header calls go unanswered', () => {
