@@ -275,6 +275,9 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       writeFileSync(file, JSON.stringify({ name: 'switched-once', chain: 1, contracts: [{ address: contract(), fromBlock: 1000, toBlock: 1119 }], concurrency: 3 }));
       const enqueued = await runCli(['enqueue', file], { env: { DATABASE_URL: w.url, CHAIN_API_URL: api(1) } });
       expect(enqueued.code, enqueued.stderr).toBe(0);
+      // and a scheduled enqueue of the job, as a worker's crontab adds it, first in line: the task that finds the turn
+      const job = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      await sql`SELECT graphile_worker.add_job('erc20_etl_enqueue', ${JSON.stringify({ job })}::json, priority => -1)`.execute(w.warehouse.db);
       const tasks = async () =>
         (
           await sql<{ attempts: number; wait_ms: number; locked: boolean }>`
@@ -289,8 +292,10 @@ describe('a run checks the endpoint serves its chain before it writes', () => {
       });
       expect(once.code, once.stderr).toBe(1);
       expect(once.stderr).toContain('CHAIN_API_URL now serves chain 8453; this worker started on chain 1');
-      // it asked the endpoint once at start and once for its first task; the rest it took it left at once, unasked
+      // it asked the endpoint once at start and once for its first task, the scheduled enqueue; the chunks it took
+      // after that it left at once, unasked
       expect(asked).toBe(2);
+      expect(once.stderr).toContain('so the scheduled enqueue of job "switched-once" was left untouched');
       expect(once.stderr.match(/"msg":"task failed; it will be tried again"/g)?.length).toBe(before.length);
       expect(await tasks()).toEqual(before.map(() => ({ attempts: 0, wait_ms: 0, locked: false })));
       expect(once.stderr).toMatch(new RegExp(`"msg":"gave back the tasks left unread[^\\n]*"tasks":${before.length}`));

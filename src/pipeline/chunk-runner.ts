@@ -160,7 +160,7 @@ export async function closeRanges(
 ): Promise<Map<string, RangeSummary>> {
   const { job, ranges } = scope;
   // one trace for the close's attempts: a retry after a lost COMMIT answer reads what the committed attempt closed
-  const trace = commitTrace();
+  const trace = commitTrace(deps.clock);
   const reconciled = await retried(deps, job.name, 'closing ranges', () => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates, trace));
   const closed = new Map<string, RangeSummary>();
   for (const r of ranges) {

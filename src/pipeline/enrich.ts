@@ -138,7 +138,7 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
           if (beforeStoring && verified.length) await beforeStoring(verified);
           const store = deps.storeHeaders ?? ((...a) => storeHeaders(deps.warehouse, ...a));
           // one trace for the store's attempts: a retry after a lost COMMIT answer counts what the committed one stored
-          const trace = commitTrace();
+          const trace = commitTrace(deps.clock);
           stored += await retried(deps, scope.job, 'storing headers', () => store(scope.headers.chain, checked, scope.runId, trace));
           pending = notFound;
           if (pending.length) throw new HeadersNotFoundYet(pending);

@@ -1,3 +1,4 @@
+import type { Clock } from '../common/clock.ts';
 import type { Logger } from 'pino';
 import type { SkippedLogCounts, Source } from '../source/source.ts';
 import type { Warehouse } from '../warehouse/db.ts';
@@ -24,7 +25,10 @@ export interface RunLedger {
  * skipped (not ERC-20 transfers) per contract. The row counts are not added from here: each write sets them to what
  * the run's committed pages added in their own transactions (export_run_rows), exact after a kill too.
  */
-export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, scope: { runId: string; source: Pick<Source, 'counters' | 'skippedLogs'> }): RunLedger {
+export function startRunLedger(
+  deps: { warehouse: Warehouse; logger: Logger; clock?: Clock },
+  scope: { runId: string; source: Pick<Source, 'counters' | 'skippedLogs'> },
+): RunLedger {
   const { counters } = scope.source;
   const totals = emptyTotals();
   const added = emptyTotals();
@@ -39,7 +43,7 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
         (xid) => xid !== undefined,
         (err: unknown) => {
           deps.logger.warn({
-            msg: 'could not learn whether a failed run-totals write committed; asked again before the next write',
+            msg: 'could not learn whether a failed ledger write (run totals or skipped logs) committed; asked again before the next write',
             run: scope.runId,
             err: (err as Error).message,
           });
@@ -67,7 +71,7 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
         changed ||= delta[key] !== 0;
       }
       if (changed) {
-        const trace = commitTrace();
+        const trace = commitTrace(deps.clock);
         await addToRun(deps.warehouse.db, scope.runId, delta, trace).catch((err: unknown) => {
           failed.push({ trace, takeBack: () => subtractTotals(added, delta) });
           warn(err);
@@ -75,7 +79,7 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       }
       const skipped = skippedSince(scope.source.skippedLogs(), skippedAdded);
       if (skipped.size) {
-        const trace = commitTrace();
+        const trace = commitTrace(deps.clock);
         await recordSkippedLogs(deps.warehouse.db, scope.runId, skipped, trace).catch((err: unknown) => {
           failed.push({ trace, takeBack: () => subtractSkipped(skippedAdded, skipped) });
           warn(err);
@@ -96,7 +100,7 @@ export function startRunLedger(deps: { warehouse: Warehouse; logger: Logger }, s
       if (failed.length) await add();
       if (failed.length) {
         deps.logger.warn({
-          msg: "could not learn whether the run's last ledger writes committed: its totals in export_runs may be short by them",
+          msg: "the run's last ledger writes failed, and whether they committed is not known: its totals (export_runs, export_run_skipped_logs) may be short by them",
           run: scope.runId,
           writes: failed.length,
         });

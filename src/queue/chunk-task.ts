@@ -44,10 +44,11 @@ export class EndpointChainChangedError extends RetryableError {
   constructor(
     readonly started: number,
     readonly served: number | bigint,
-    chunkId: string,
+    /** The task left: `chunk 42`, or `the scheduled enqueue of job "nightly"`. */
+    left: string,
   ) {
     super(
-      `CHAIN_API_URL now serves chain ${served}; this worker started on chain ${started} and takes chain ${started}'s tasks only, so chunk ${chunkId} was left untouched for a worker of chain ${started}. The worker stops: point CHAIN_API_URL at a chain ${started} endpoint and start it again.`,
+      `CHAIN_API_URL now serves chain ${served}; this worker started on chain ${started} and takes chain ${started}'s tasks only, so ${left} was left untouched for a worker of chain ${started}. The worker stops: point CHAIN_API_URL at a chain ${started} endpoint and start it again.`,
     );
   }
 }
@@ -70,7 +71,7 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     // another chain by now, whose rows the task would file under its own chain (and whose absent blocks it would take
     // for a reorg's)
     const served = await source.chainId();
-    if (BigInt(served) !== BigInt(deps.chainId)) throw new EndpointChainChangedError(deps.chainId, served, chunkId);
+    if (BigInt(served) !== BigInt(deps.chainId)) throw new EndpointChainChangedError(deps.chainId, served, `chunk ${chunkId}`);
     await readChunkTask(deps, payload, { source, started, ...(signal && { signal }) });
   } finally {
     await source.close().catch(() => undefined);

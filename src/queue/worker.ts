@@ -100,6 +100,13 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     logger.error({ msg: 'stopping: the endpoint serves another chain now', worker, chain: deps.chainId, served: String(err.served) });
     runner?.stop('the endpoint serves another chain').catch((e: unknown) => logger.error({ msg: 'the worker did not stop cleanly', err: (e as Error).message }));
   };
+  // the endpoint already turned: a task taken since (a --once worker takes every ready one) is left unread at once
+  const leaveIfTurned = (left: string, task: { id: string; attempts: number; revision: number }) => {
+    if (!chainChanged) return;
+    const turned = new EndpointChainChangedError(deps.chainId, chainChanged.served, left);
+    endpointChanged(turned, task);
+    throw turned;
+  };
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
   const failures: Failures = { givenUp: [], retrying: new Set() };
   const taskList: TaskList = {
@@ -107,12 +114,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
-        // the endpoint already turned: a task taken since (a --once worker takes every ready one) is left unread at once
-        if (chainChanged) {
-          const left = new EndpointChainChangedError(deps.chainId, chainChanged.served, task.chunkId);
-          endpointChanged(left, helpers.job);
-          throw left;
-        }
+        leaveIfTurned(`chunk ${task.chunkId}`, helpers.job);
         await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal).catch((err: unknown) => {
           if (err instanceof EndpointChainChangedError) endpointChanged(err, helpers.job);
           throw err;
@@ -122,8 +124,17 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       guarded(deps, failures, { task: tasks.enqueue, id: helpers.job.id }, async (scope) => {
         const { job } = parsePayload(enqueuePayload, payload, tasks.enqueue);
         scope.job = job.name;
+        const left = `the scheduled enqueue of job "${job.name}"`;
+        leaveIfTurned(left, helpers.job);
         const source = deps.source(job);
         try {
+          // as a chunk task does: the URL may serve another chain by now (a job's own chain is checked next)
+          const served = await source.chainId();
+          if (BigInt(served) !== BigInt(deps.chainId)) {
+            const turned = new EndpointChainChangedError(deps.chainId, served, left);
+            endpointChanged(turned, helpers.job);
+            throw turned;
+          }
           const chainId = await checkEndpointChain({ ...deps, source }, job);
           const { head } = await source.chainHead(job.contracts.map((c) => c.address));
           await enqueueJob(deps, job, head, 'schedule', chainId);
@@ -192,21 +203,25 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
 
 /**
  * Gives back the tasks a worker took and left unread because its endpoint serves another chain now (`giveBackTasks`):
- * each with the attempts it had before this worker took it, ready at once, so a worker of its chain reads it without
- * a back-off and misdirected workers do not use up its attempts. Its `last_error` stays, and one another worker took
- * or `enqueue` replaced meanwhile is left as it is. Best effort: a worker killed first gives nothing back.
+ * each with the attempts it had before this worker's takes of it, ready at once, so a worker of its chain reads it
+ * without a back-off and this worker's takes do not count against it. Its `last_error` stays, and one that changed
+ * meanwhile (another worker took or finished it, `enqueue` replaced it) is left as it is. Best effort: a worker killed
+ * first, or a give-back PostgreSQL refuses, gives nothing back.
  */
 async function giveBackUntouched(left: readonly LeftTask[], deps: WorkerDeps): Promise<void> {
   const { logger } = deps;
   if (!left.length) return;
   const given = await giveBackTasks(deps.warehouse.db, left).catch((err: unknown) => {
-    logger.warn({ msg: 'could not give back the tasks left unread: each keeps the attempts and back-off it took', tasks: left.length, err: (err as Error).message });
+    logger.warn({ msg: 'could not give back the tasks left unread: each keeps the attempts it took', tasks: left.length, err: (err as Error).message });
     return undefined;
   });
   if (given === undefined) return;
   if (given.length) logger.info({ msg: 'gave back the tasks left unread, each with the attempts it had before: a worker of their chain takes them at once', tasks: given.length });
   if (given.length < left.length) {
-    logger.info({ msg: 'tasks left unread that another worker took, or enqueue replaced, since: left as they are', tasks: left.length - given.length });
+    logger.info({
+      msg: 'tasks left unread that changed since (another worker took or finished them, enqueue replaced them, or they are still locked): left as they are',
+      tasks: left.length - given.length,
+    });
   }
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { systemClock, type Clock } from '../common/clock.ts';
 import { RetryableError } from '../common/errors.ts';
 import type { Database } from './schema.ts';
 
@@ -10,6 +11,8 @@ import type { Database } from './schema.ts';
  */
 export interface CommitTrace {
   readonly attempts: CommitAttempt[];
+  /** What waits for an attempt still in progress to settle (`committedAttempt`). */
+  readonly clock: Clock;
 }
 
 /** One attempt: its transaction id, and the backend that ran it (its pid and start, which name it uniquely). */
@@ -27,9 +30,9 @@ export interface CommitAttempt {
  */
 export const ATTEMPT_QUERY = 'SELECT txid_current()::text AS xid, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_get_activity(pg_backend_pid())) AS started';
 
-/** A trace with no attempt yet. Make it before the retries, once per piece of work. */
-export function commitTrace(): CommitTrace {
-  return { attempts: [] };
+/** A trace with no attempt yet. Make it before the retries, once per piece of work, with the run's clock. */
+export function commitTrace(clock: Clock = systemClock): CommitTrace {
+  return { attempts: [], clock };
 }
 
 /**
@@ -45,8 +48,9 @@ export function tracedTransaction<T>(db: Kysely<Database>, trace: CommitTrace, w
   });
 }
 
-/** How an attempt still in progress is waited for once its backend is told to end: polls of its status, 50 ms apart. */
-const SETTLE_POLLS = 200;
+/** How long an attempt still in progress is waited for once its backend is told to end, its status asked every 50 ms. */
+const SETTLE_MS = 10_000;
+const SETTLE_POLL_MS = 50;
 
 /**
  * The earlier attempt of `trace` that committed, as its rows' `xmin` shows it (the id's low 32 bits, in decimal), or
@@ -55,8 +59,8 @@ const SETTLE_POLLS = 200;
  * An attempt still in progress ran on a connection this process lost while its backend lives on (a network that
  * dropped one direction): its `COMMIT` may yet arrive, so "not committed" cannot be said of it yet. Its backend is told
  * to end (`pg_terminate_backend`, matched by pid, start and the transaction it still runs), and its status asked
- * again every 50 ms until it has committed or rolled back; one still in progress after 10 s throws a
- * `RetryableError`.
+ * again every 50 ms until it has committed or rolled back; one still in progress 10 s on (by the trace's clock) throws
+ * a `RetryableError`.
  *
  * @example const earlier = await committedAttempt(db, trace); // → '7812344' once a lost COMMIT answer is known to have committed
  */
@@ -71,8 +75,9 @@ export async function committedAttempt(db: Kysely<Database>, trace: CommitTrace)
       SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a
       JOIN unnest(${running.map((r) => r.pid)}::int[], ${running.map((r) => r.started)}::text[], ${running.map(xmin)}::text[]) AS s(pid, started, xid)
         ON a.pid = s.pid AND a.backend_start = s.started::timestamptz AND a.backend_xid::text = s.xid`.execute(db);
-    for (let poll = 0; poll < SETTLE_POLLS && running.length; poll++) {
-      await sql`SELECT pg_sleep(0.05)`.execute(db);
+    const deadline = trace.clock.now() + SETTLE_MS;
+    while (running.length && trace.clock.now() < deadline) {
+      await trace.clock.sleep(SETTLE_POLL_MS);
       statuses = await attemptStatuses(db, attempts);
       running = attempts.filter((_, i) => statuses[i] === 'in progress');
     }
@@ -82,7 +87,7 @@ export async function committedAttempt(db: Kysely<Database>, trace: CommitTrace)
   if (!running.length) return undefined;
   const which = running.map((r) => `transaction ${r.xid} in backend ${r.pid}`).join(', ');
   throw new RetryableError(
-    `an earlier attempt of this write is still in progress in PostgreSQL on a connection this process lost (${which}), 10 s after its backend was told to end, so whether it committed cannot be said yet; a retry asks again`,
+    `an earlier attempt of this write is still in progress in PostgreSQL on a connection this process lost (${which}), about 10 s after its backend was told to end, so whether it committed cannot be said yet; a retry asks again`,
   );
 }
 

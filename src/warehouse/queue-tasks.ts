@@ -34,18 +34,20 @@ export interface LeftTask {
 /**
  * Gives back tasks a worker took and left unread: each with the attempts it had before (`restore`), ready now, if it
  * is still as the worker left it: unlocked, with the same attempts and revision. One another worker took since, or
- * `enqueue` replaced, or that is gone (read to its end) is left as it is. Through graphile-worker's `reschedule_jobs`,
- * which also takes 0 attempts, as its JavaScript helper does not. Resolves to the ids given back.
+ * `enqueue` replaced, or that is gone (read to its end) is left as it is. The update graphile-worker's
+ * `reschedule_jobs` makes (run_at, attempts, updated_at), made on its jobs table with those conditions in it, so the
+ * check and the change are one (a worker taking the task meanwhile is waited for, and the task then left). Resolves to
+ * the ids given back.
  *
  * @example await giveBackTasks(db, [{ id: '42', attempts: 1, revision: 0, restore: 0 }]) // → ['42']
  */
 export async function giveBackTasks(db: Kysely<Database>, tasks: readonly LeftTask[]): Promise<string[]> {
   if (!tasks.length) return [];
   const { rows } = await sql<{ id: string }>`
-    SELECT r.id::text AS id
+    UPDATE graphile_worker._private_jobs AS j SET run_at = now(), attempts = t.restore, updated_at = now()
     FROM unnest(${tasks.map((t) => t.id)}::bigint[], ${tasks.map((t) => t.attempts)}::int[], ${tasks.map((t) => t.revision)}::int[], ${tasks.map((t) => t.restore)}::int[])
       AS t(id, attempts, revision, restore)
-    JOIN graphile_worker.jobs j ON j.id = t.id AND j.attempts = t.attempts AND j.revision = t.revision AND j.locked_at IS NULL,
-      LATERAL graphile_worker.reschedule_jobs(ARRAY[t.id], run_at => now(), attempts => t.restore) AS r`.execute(db);
+    WHERE j.id = t.id AND j.attempts = t.attempts AND j.revision = t.revision AND j.locked_at IS NULL
+    RETURNING j.id::text AS id`.execute(db);
   return rows.map((r) => r.id);
 }
