@@ -33,6 +33,11 @@ export const DEFAULT_CHAIN = 1;
 /** Rows per getTokenTransfers page when a job states none. */
 export const DEFAULT_PAGE_SIZE = 1000;
 
+/** Whether `value` is a page size a job may state (an integer from 1 to 1000): one out of range is reported as such. */
+export function isPageSize(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1000;
+}
+
 /** What is wrong with a page size given to a node job. */
 export const PAGE_SIZE_BUILDER_ONLY = 'applies to "source": "builder" only (rows per getTokenTransfers page; an eth_getLogs answer holds what its range holds); drop it';
 
@@ -243,8 +248,7 @@ export const jobSchema = z
     when: ({ value }) => {
       const job = value as { pageSize?: unknown; source?: unknown } | null;
       // a pageSize out of range says so already
-      const valid = typeof job?.pageSize === 'number' && Number.isInteger(job.pageSize) && job.pageSize >= 1 && job.pageSize <= 1000;
-      return job !== null && typeof job === 'object' && valid && job.source === 'node';
+      return job !== null && typeof job === 'object' && isPageSize(job.pageSize) && job.source === 'node';
     },
   })
   // a job that states no `finality` gets its chain's (chain-defaults.ts): what every reader of `finality` sees

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../common/errors.ts';
-import { DEFAULT_CHAIN, jobSchema, MAX_BLOCK_NUMBER, MAX_CHAIN_ID, PAGE_SIZE_BUILDER_ONLY, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
+import { DEFAULT_CHAIN, isPageSize, jobSchema, MAX_BLOCK_NUMBER, MAX_CHAIN_ID, PAGE_SIZE_BUILDER_ONLY, SOURCE_EXPECTED, SOURCE_KINDS, type JobConfig } from './job-schema.ts';
 import { describeIssues, duplicateKeys, jsonSyntaxProblem } from './problems.ts';
 
 const JOB_FILE_HINT = 'Fix them and run again. jobs/job.schema.json describes every field; with "$schema": "./job.schema.json" in the file, editors check it as you type.';
@@ -171,7 +171,7 @@ const backfillFlags = z
     when: ({ value }) => {
       const f = value as { pageSize?: unknown; source?: unknown };
       // a --page-size out of range says so already
-      return typeof f.pageSize === 'number' && Number.isInteger(f.pageSize) && f.pageSize >= 1 && f.pageSize <= 1000 && f.source === 'node';
+      return isPageSize(f.pageSize) && f.source === 'node';
     },
   });
 

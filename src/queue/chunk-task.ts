@@ -53,6 +53,15 @@ export class EndpointChainChangedError extends RetryableError {
   }
 }
 
+/**
+ * Asks the endpoint's chain again before a task of a worker started on chain `started` reads or writes anything: the
+ * URL may serve another chain by now. Another chain throws `EndpointChainChangedError` naming the task `left`.
+ */
+export async function requireStartedChain(source: Pick<Source, 'chainId'>, started: number, left: string): Promise<void> {
+  const served = await source.chainId();
+  if (BigInt(served) !== BigInt(started)) throw new EndpointChainChangedError(started, served, left);
+}
+
 /** The task stopped part-way (the worker is shutting down, or its lock's connection dropped). */
 export class ChunkInterruptedError extends RetryableError {}
 
@@ -70,8 +79,7 @@ export async function runChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, s
     // asked first, before the task takes its lock or reads the warehouse: the URL the worker started with may serve
     // another chain by now, whose rows the task would file under its own chain (and whose absent blocks it would take
     // for a reorg's)
-    const served = await source.chainId();
-    if (BigInt(served) !== BigInt(deps.chainId)) throw new EndpointChainChangedError(deps.chainId, served, `chunk ${chunkId}`);
+    await requireStartedChain(source, deps.chainId, `chunk ${chunkId}`);
     await readChunkTask(deps, payload, { source, started, ...(signal && { signal }) });
   } finally {
     await source.close().catch(() => undefined);

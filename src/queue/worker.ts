@@ -15,7 +15,7 @@ import { failRun } from '../warehouse/runs.ts';
 import { waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { giveBackTasks, type LeftTask } from '../warehouse/queue-tasks.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
-import { EndpointChainChangedError, runChunkTask } from './chunk-task.ts';
+import { EndpointChainChangedError, requireStartedChain, runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
@@ -100,12 +100,16 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     logger.error({ msg: 'stopping: the endpoint serves another chain now', worker, chain: deps.chainId, served: String(err.served) });
     runner?.stop('the endpoint serves another chain').catch((e: unknown) => logger.error({ msg: 'the worker did not stop cleanly', err: (e as Error).message }));
   };
-  // the endpoint already turned: a task taken since (a --once worker takes every ready one) is left unread at once
-  const leaveIfTurned = (left: string, task: { id: string; attempts: number; revision: number }) => {
-    if (!chainChanged) return;
-    const turned = new EndpointChainChangedError(deps.chainId, chainChanged.served, left);
-    endpointChanged(turned, task);
-    throw turned;
+  // a task taken after the endpoint turned (a --once worker takes every ready one) is left at once, unasked; one that
+  // finds the turn itself has it noted for the rest
+  const unlessTurned = async (left: string, task: { id: string; attempts: number; revision: number }, work: () => Promise<void>) => {
+    try {
+      if (chainChanged) throw new EndpointChainChangedError(deps.chainId, chainChanged.served, left);
+      await work();
+    } catch (err) {
+      if (err instanceof EndpointChainChangedError) endpointChanged(err, task);
+      throw err;
+    }
   };
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
   const failures: Failures = { givenUp: [], retrying: new Set() };
@@ -114,33 +118,25 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
-        leaveIfTurned(`chunk ${task.chunkId}`, helpers.job);
-        await runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal).catch((err: unknown) => {
-          if (err instanceof EndpointChainChangedError) endpointChanged(err, helpers.job);
-          throw err;
-        });
+        await unlessTurned(`chunk ${task.chunkId}`, helpers.job, () => runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal));
       }),
     [tasks.enqueue]: (payload, helpers) =>
       guarded(deps, failures, { task: tasks.enqueue, id: helpers.job.id }, async (scope) => {
         const { job } = parsePayload(enqueuePayload, payload, tasks.enqueue);
         scope.job = job.name;
         const left = `the scheduled enqueue of job "${job.name}"`;
-        leaveIfTurned(left, helpers.job);
-        const source = deps.source(job);
-        try {
-          // as a chunk task does: the URL may serve another chain by now (a job's own chain is checked next)
-          const served = await source.chainId();
-          if (BigInt(served) !== BigInt(deps.chainId)) {
-            const turned = new EndpointChainChangedError(deps.chainId, served, left);
-            endpointChanged(turned, helpers.job);
-            throw turned;
+        await unlessTurned(left, helpers.job, async () => {
+          const source = deps.source(job);
+          try {
+            // as a chunk task does (the job's own chain is checked next)
+            await requireStartedChain(source, deps.chainId, left);
+            const chainId = await checkEndpointChain({ ...deps, source }, job);
+            const { head } = await source.chainHead(job.contracts.map((c) => c.address));
+            await enqueueJob(deps, job, head, 'schedule', chainId);
+          } finally {
+            await source.close().catch(() => undefined);
           }
-          const chainId = await checkEndpointChain({ ...deps, source }, job);
-          const { head } = await source.chainHead(job.contracts.map((c) => c.address));
-          await enqueueJob(deps, job, head, 'schedule', chainId);
-        } finally {
-          await source.close().catch(() => undefined);
-        }
+        });
       }),
   };
   const parsedCronItems = parseCronItems(
