@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWarehouse } from '../src/warehouse/db.ts';
 import { tryJobLock } from '../src/warehouse/job-lock.ts';
-import { sleep } from './helpers/chaos.ts';
+import { sleep, waitFor } from './helpers/chaos.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
 import { losingProxy } from './helpers/lost-answers.ts';
 
@@ -26,8 +26,9 @@ describe('a job lock whose connection dropped while PostgreSQL is away', () => {
       const lock = await tryJobLock(warehouse, 'lock-while-away');
       expect(lock).toBeDefined();
       await proxy.close();
-      // the drop is noticed, and taking the lock back begins (every attempt refused)
-      await sleep(1_500);
+      // the drop is noticed: the lock's connection leaves the pool, and taking the lock back begins (every attempt refused)
+      await waitFor(() => warehouse.pool.totalCount === 0, { what: "the job lock's dropped connection to leave its pool", timeoutMs: 30_000 });
+      await sleep(700); // at least one attempt refused and one wait of 500 ms begun
       const releasing = performance.now();
       await lock!.release();
       expect(performance.now() - releasing).toBeLessThan(10_000);
