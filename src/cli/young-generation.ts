@@ -6,7 +6,7 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * allows on a 64-bit machine with a few GB of memory. Measured on 200,000-transfer node backfills (hand runs,
  * alternating builds, six each): peak resident memory 203 MB on average against 212 MB, for 10 % more CPU. Builder
  * runs are not capped: with the cap they measured 135 MB against 154 MB for 5 % more CPU, but their memory is
- * within its target already and their first load is bound by CPU. See README, "Node-source figures".
+ * within its target already and their first load is bound by CPU. See bench/NOTES.md, "Node-source figures".
  */
 export const YOUNG_GENERATION_BYTES = 16 * 2 ** 20;
 

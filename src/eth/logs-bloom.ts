@@ -100,8 +100,9 @@ export function bloomHasPackedBits(bloom: Uint8Array, packed: number): boolean {
  * apart, each in a table of up to `size` items held in typed arrays: an item's 20 bytes and its packed bits, in sets
  * of two places (the one used least lately is replaced). Nothing is allocated per look-up or per item remembered,
  * and the table is no work for the garbage collector: kept as objects (a key string, an array of bits, a map entry,
- * reckoned at about 200 bytes of heap an item), whole-chain node loads peaked at 208.5 MB against 196 MB (medians; README,
- * "The bloom cache in typed arrays"). Text that is not `0x` and 40 hex digits is hashed each time.
+ * reckoned at about 200 bytes of heap an item), whole-chain node loads peaked at 208.5 MB against 196 MB (medians;
+ * bench/NOTES.md, "Node-source figures", "The bloom cache in typed arrays"). Text that is not `0x` and 40 hex digits is
+ * hashed each time.
  */
 export function createBloomBitsCache(size = 65_536): BloomBitsCache {
   // an item is written into this cache's own scratch bytes and hashed at once: 12 zero bytes never written, then the
