@@ -108,9 +108,9 @@ describe('three chains in one warehouse', () => {
     expect(r.stdout).toMatch(/^3 chain\(s\): 1, 10, 8453\n/);
     const sections = r.stdout.split(/^chain /m).slice(1);
     expect(sections.map((s) => s.split('\n')[0])).toEqual(['1', '10', '8453']);
-    expect(sections[0]).toMatch(/lag: +lag unknown \(CHAIN_API_URL serves chain 8453: point it at a chain 1 endpoint\)/);
+    expect(sections[0]).toMatch(/lag: +unknown \(CHAIN_API_URL serves chain 8453: point it at a chain 1 endpoint\)/);
     expect(sections[2]).toMatch(/lag: +0 blocks behind the head/);
-    expect(sections[1]).toMatch(/lag: +lag unknown \(CHAIN_API_URL serves chain 8453: point it at a chain 10 endpoint\)/);
+    expect(sections[1]).toMatch(/lag: +unknown \(CHAIN_API_URL serves chain 8453: point it at a chain 10 endpoint\)/);
     const json = JSON.parse((await runCli(['status', '--json'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } })).stdout) as {
       chains: string[];
       contracts: { chainId: string; contract: string; lastRun: { chainId: string } }[];

@@ -422,10 +422,25 @@ describe('erc20-etl status', () => {
       expect(r.stdout).toMatch(/last run: +#2 backfill-[0-9a-f]{8} succeeded/);
       expect(r.stdout).toMatch(/lag: +100 blocks behind the head \(899\)/);
       expect(r.stdout).not.toContain(SECRET_PROJECT);
+      // a job file that ends the contract at block 799: read to its end, it lags 0, as the lag metric says
+      const dir = mkdtempSync(join(tmpdir(), 'erc20-etl-status-'));
+      try {
+        const file = join(dir, 'bounded.json');
+        writeFileSync(file, JSON.stringify({ name: 'bounded', chain: 1, contracts: [{ address: a, fromBlock: 500, toBlock: 799 }] }));
+        const bounded = await runCli(['status', file], { env });
+        expect(bounded.code, bounded.stderr).toBe(0);
+        expect(bounded.stdout).toMatch(/lag: +0 blocks behind its toBlock \(799\) in the job file; the head is 899/);
+        const boundedJson = JSON.parse((await runCli(['status', file, '--json'], { env })).stdout) as { contracts: { contract: string; lag: number | null }[] };
+        expect(boundedJson.contracts).toEqual([expect.objectContaining({ contract: a, lag: 0 })]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const withHead = JSON.parse((await runCli(['status', '--json'], { env })).stdout) as { contracts: { contract: string; lag: number | null }[] };
+      expect(withHead.contracts).toEqual([expect.objectContaining({ contract: a, lag: 100 })]);
       const json = await runCli(['status', '--json'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: '' } });
-      const parsed = JSON.parse(json.stdout) as { head: number | null; contracts: { contract: string; rows: number }[] };
+      const parsed = JSON.parse(json.stdout) as { head: number | null; contracts: { contract: string; rows: number; lag: number | null }[] };
       expect(parsed.head).toBeNull();
-      expect(parsed.contracts).toEqual([expect.objectContaining({ contract: a, rows })]);
+      expect(parsed.contracts).toEqual([expect.objectContaining({ contract: a, rows, lag: null })]);
     } finally {
       await target.drop();
     }

@@ -133,7 +133,7 @@ describe('the project id', () => {
     );
     // the lag line says the endpoint did not answer, not to set what is set
     const shown = haystack.find((h) => h.where === 'status cannot read the head: 401 repeating the URL, URL in CHAIN_API_URL: stdout')?.text ?? '';
-    expect(shown).toContain('lag unknown (CHAIN_API_URL did not answer eth_blockNumber and eth_chainId: see the warning above)');
+    expect(shown).toContain('lag:         unknown (CHAIN_API_URL did not answer eth_blockNumber and eth_chainId: see the warning above)');
     expect(shown).not.toContain('set CHAIN_API_URL');
     expect(leaks(haystack)).toEqual([]);
   }, 300_000);

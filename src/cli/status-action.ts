@@ -4,7 +4,8 @@ import { createLogger, type Logger } from '../common/logger.ts';
 import { loadJobFile } from '../config/load-job.ts';
 import { checkAll } from '../config/check-all.ts';
 import { resolveSettings } from '../config/settings.ts';
-import { jobChain, type SourceKind } from '../config/job-schema.ts';
+import { jobChain, type JobConfig, type SourceKind } from '../config/job-schema.ts';
+import { contractLag } from '../pipeline/contract-lag.ts';
 import { createSourceCounters } from '../common/source-counters.ts';
 import { createHttpClient } from '../source/http-client.ts';
 import { createRpcClient } from '../source/rpc-client.ts';
@@ -47,7 +48,19 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
       const known = endpoint && 'head' in endpoint ? endpoint : undefined;
       const head = known?.head ?? null;
       process.stdout.write(
-        `${JSON.stringify({ head, headChainId: known?.chainId ?? null, chains, contracts, queue: queue ?? null, ...(queueUnreadable && { queueUnreadable }) }, null, 2)}\n`,
+        `${JSON.stringify(
+          {
+            head,
+            headChainId: known?.chainId ?? null,
+            chains,
+            // lag: blocks left to the head, or to the job file's toBlock (null where the head is not known)
+            contracts: contracts.map((c) => ({ ...c, lag: lagOf(c, endpoint, boundOf(job, c)) ?? null })),
+            queue: queue ?? null,
+            ...(queueUnreadable && { queueUnreadable }),
+          },
+          null,
+          2,
+        )}\n`,
       );
       return;
     }
@@ -59,7 +72,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
         chainShown = s.chainId;
         process.stdout.write(`chain ${s.chainId}\n`);
       }
-      const lag = lagText(s, endpoint);
+      const lag = lagText(s, endpoint, boundOf(job, s));
       process.stdout.write(
         `${s.contract}${s.symbol ? ` (${printable(s.symbol)})` : ''}\n` +
           `  covered:     ${s.covered.map(span).join(', ') || 'nothing yet'}\n` +
@@ -104,13 +117,32 @@ function lastRunText(run: NonNullable<ContractStatus['lastRun']>): string {
   return `#${run.id} ${run.job} ${status}, chain ${run.chainId}, at ${run.startedAt.toISOString()}${run.error ? ` — ${printable(run.error)}` : ''}`;
 }
 
-/** How far a contract's coverage is behind the head of the endpoint's chain; unknown for other chains. */
-function lagText(s: ContractStatus, endpoint: EndpointHead | undefined): string {
+/**
+ * How far a contract's coverage is behind the head of the endpoint's chain, or behind its `toBlock` (`bound`) when the
+ * job file ends it before the head, as the lag metric counts it (`contractLag`); unknown for other chains.
+ */
+function lagText(s: ContractStatus, endpoint: EndpointHead | undefined, bound: number | undefined): string {
+  if (endpoint === undefined) return 'unknown (set CHAIN_API_URL)';
+  if ('unknown' in endpoint) return `unknown (${endpoint.unknown})`;
+  if (endpoint.chainId !== s.chainId) return `unknown (CHAIN_API_URL serves chain ${endpoint.chainId}: point it at a chain ${s.chainId} endpoint)`;
+  const lag = lagOf(s, endpoint, bound);
+  if (lag === undefined) return 'unknown (nothing covered yet)';
+  return bound !== undefined && bound < endpoint.head
+    ? `${lag} blocks behind its toBlock (${bound}) in the job file; the head is ${endpoint.head}`
+    : `${lag} blocks behind the head (${endpoint.head})`;
+}
+
+/** The lag in blocks (`contractLag`), when the endpoint's head is known, of the contract's chain, and something is covered. */
+function lagOf(s: ContractStatus, endpoint: EndpointHead | undefined, bound: number | undefined): number | undefined {
   const top = s.covered.at(-1)?.toBlock;
-  if (endpoint === undefined) return 'lag unknown (set CHAIN_API_URL)';
-  if ('unknown' in endpoint) return `lag unknown (${endpoint.unknown})`;
-  if (endpoint.chainId !== s.chainId) return `lag unknown (CHAIN_API_URL serves chain ${endpoint.chainId}: point it at a chain ${s.chainId} endpoint)`;
-  return top === undefined ? 'lag unknown (nothing covered yet)' : `${endpoint.head - top} blocks behind the head (${endpoint.head})`;
+  if (endpoint === undefined || 'unknown' in endpoint || endpoint.chainId !== s.chainId || top === undefined) return undefined;
+  return contractLag(endpoint.head, bound, top);
+}
+
+/** The last block the job file asks of the contract (its `toBlock`), when status was given one of its chain. */
+function boundOf(job: JobConfig | undefined, s: ContractStatus): number | undefined {
+  if (!job || String(jobChain(job).chain) !== s.chainId) return undefined;
+  return job.contracts.find((c) => c.address.toLowerCase() === s.contract.toLowerCase())?.toBlock;
 }
 
 /** The endpoint's chain head and chain, or why they are not known. */

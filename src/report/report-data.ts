@@ -1,5 +1,6 @@
 import { mergeSpans } from '../common/spans.ts';
 import type { Warehouse } from '../warehouse/db.ts';
+import { tokenLabels } from './token-labels.ts';
 import { coveredSpans, dailyTransfers, latestRuns, type CoveredSpan, type TokenDay } from '../warehouse/report-queries.ts';
 
 /** Transfers and volume of one token on one UTC day. */
@@ -42,9 +43,8 @@ export interface ReportData {
 export async function readReportData(db: Warehouse['db'], options: { days: number; runs: number; now: Date }): Promise<ReportData> {
   const days = await dailyTransfers(db, options.days);
   const spans = await coveredSpans(db);
-  // a token's name is the same on every chain: where the warehouse holds several, each says which one it is
-  const several = new Set([...days.map((d) => d.chainId), ...spans.map((s) => s.chainId)]).size > 1;
-  const label = (r: { token: string; chainId: string }) => (several ? `${r.token} (chain ${r.chainId})` : r.token);
+  // one name per (chain, contract): a chart's series and rows are keyed by it
+  const label = tokenLabels([...days, ...spans]);
   const daily = days.map((d) => ({ ...d, token: label(d) }));
 
   const byContract = new Map<string, { chainId: string; contract: string; token: string; spans: { fromBlock: number; toBlock: number }[] }>();

@@ -56,18 +56,25 @@ ${sections.join('\n')}
 `;
 }
 
-/** One chart of covered blocks per chain: block numbers of different chains do not share an axis. */
+/**
+ * One chart of covered blocks per chain: block numbers of different chains do not share an axis. A chart's title names
+ * its chain, so its rows' names leave it out (`tokenLabels` ends a name with it), and a short row name keeps the rest.
+ */
 function coverageCharts(data: ReportData): string {
   const chains = [...new Set(data.coverage.map((c) => c.chainId))];
   return chains
     .map((chain) =>
       spanChart(
         chains.length > 1 ? `Blocks covered on chain ${chain} (completed ranges)` : 'Blocks covered (completed ranges)',
-        data.coverage.filter((c) => c.chainId === chain).map((c) => ({ row: c.token, from: c.fromBlock, to: c.toBlock, text: `blocks ${c.fromBlock}–${c.toBlock}` })),
+        data.coverage
+          .filter((c) => c.chainId === chain)
+          .map((c) => ({ row: withoutSuffix(c.token, ` (chain ${chain})`), from: c.fromBlock, to: c.toBlock, text: `blocks ${c.fromBlock}–${c.toBlock}` })),
       ),
     )
     .join('');
 }
+
+const withoutSuffix = (text: string, suffix: string) => (text.endsWith(suffix) ? text.slice(0, -suffix.length) : text);
 
 function empty(text: string): string {
   return `<p class="empty">${escapeHtml(text)}</p>`;

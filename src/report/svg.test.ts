@@ -56,6 +56,10 @@ describe('report charts', () => {
     expect(shortName('0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c')).toBe('0xa12a…2f0c');
     expect(shortName('A token with a very long name indeed')).toBe('A token with a very l…');
     expect(shortName('A token with a very long name indeed', 28)).toHaveLength(28);
+    // what tells two tokens apart stays: the chain, and the address where two contracts share a symbol
+    expect(shortName('Synthetic USD 0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c (chain 8453)', 28)).toBe('Sy… 0xa12a…2f0c (chain 8453)');
+    expect(shortName('Synthetic USD (chain 137)', 21)).toBe('Syntheti… (chain 137)');
+    expect(shortName('Synthetic USD 0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c', 21)).toBe('Syntheti… 0xa12a…2f0c');
   });
 
   it('draws bars and spans', () => {

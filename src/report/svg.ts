@@ -17,13 +17,18 @@ const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'
 
 /**
  * A name shortened for a legend or a row label: each contract address in it as `0xb20d…c11c`, then, if still longer
- * than `max` characters, cut to them with `…` at the end. A token's name and its chain (`USDC (chain 8453)`) stay whole.
+ * than `max` characters, its start cut with `…`: what tells one token from another at its end (a contract's address,
+ * the chain: `USDC 0xb20d…c11c (chain 8453)`) stays whole while the name has a character left.
  *
  * @example shortName('0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c (chain 1)') // → '0xa12a…2f0c (chain 1)'
+ * shortName('Synthetic USD 0xa12a0f0a6fc3ef215e6e27ec907094eb03562f0c (chain 8453)', 28) // → 'Sy… 0xa12a…2f0c (chain 8453)'
  */
 export function shortName(name: string, max = 22): string {
   const short = name.replace(/0x[0-9a-fA-F]{40}/g, (a) => `${a.slice(0, 6)}…${a.slice(-4)}`);
-  return short.length > max ? `${short.slice(0, max - 1)}…` : short;
+  if (short.length <= max) return short;
+  const [, head = '', tail = ''] = /^(.*?)((?: 0x[0-9a-fA-F]{4}…[0-9a-fA-F]{4})?(?: \(chain \d+\))?)$/.exec(short) ?? [];
+  const room = max - tail.length - 1;
+  return room >= 1 && head.length > 0 ? `${head.slice(0, room)}…${tail}` : `${short.slice(0, max - 1)}…`;
 }
 
 /** `<`, `>`, `&` and quotes as entities: for text and attribute values. */
@@ -77,7 +82,7 @@ function xLabels(labels: readonly string[], xOf: (i: number) => number): string 
 
 /** A legend row's height, and the most a legend entry's name may hold. */
 const LEGEND_ROW = 16;
-const LEGEND_NAME = 28;
+const LEGEND_NAME = 34;
 /** The width an 11 px character may take (wide letters included), for laying out legend entries without a browser. */
 const CHAR_WIDTH = 7;
 
