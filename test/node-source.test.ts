@@ -133,6 +133,19 @@ describe('the node source equals the builder source: the mainnet fixture', () =>
     expect(rpcCalls.eth_getBlockByHash).toBe(new Set(dataset.transfers.map((t) => t.blockHash)).size);
   });
 
+  it('with --no-erigon, a damaged header is named as eth_getBlockByHash’s answer, the method that gave it', async () => {
+    const devnet = await serve({ erigon: false });
+    const armed = await fetch(`${devnet.origin}/__control/corrupt`, { method: 'POST', body: JSON.stringify({ kind: 'header-bad-hash' }) });
+    expect(armed.status).toBe(200);
+    const node = nodeOf(devnet);
+    const failures: string[] = [];
+    for (const { contract, fromBlock, toBlock } of rangesOf(dataset)) {
+      await readRange(node, contract, fromBlock, toBlock).catch((err: unknown) => failures.push((err as Error).message));
+    }
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/^eth_getBlockByHash answered a bad header for contract 0x[0-9a-f]{40}, block \d+ /);
+  });
+
   for (const style of LOGS_ERROR_STYLES) {
     it(`with ${style}’s refusals, caps forcing splits (50,000 blocks; 56 logs, the most one contract has in a block): the same rows`, async () => {
       const devnet = await serve({ logsLimits: { maxRange: 50_000, maxResults: 56, style } });

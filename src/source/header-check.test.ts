@@ -44,6 +44,19 @@ describe('checkHeader', () => {
     expect(problem).toMatch(new RegExp(`^contract ${contract}, block ${expectedOf(cancun).number} \\(${cancun.hash}\\), header: keccak256`));
   });
 
+  it('names the method that answered the header, erigon_getHeaderByHash unless told', () => {
+    const message = (expected: ExpectedHeader) => {
+      try {
+        checkHeader(1, { ...cancun, gasUsed: '0x1' }, expected);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error('the header was accepted');
+    };
+    expect(message(expectedOf(cancun))).toMatch(/^erigon_getHeaderByHash answered a bad header for block /);
+    expect(message({ ...expectedOf(cancun), method: 'eth_getBlockByHash' })).toMatch(/^eth_getBlockByHash answered a bad header for block /);
+  });
+
   it('fails a header that is not the one asked for, or does not match the transfers', () => {
     const other = headers[1]!;
     expect(problemsOf(other, expectedOf(cancun))).toEqual([

@@ -27,6 +27,8 @@ export interface ExpectedHeader {
   timestamp: string;
   /** The contracts whose transfers point at the block, named in messages when given. */
   contracts?: readonly string[];
+  /** The method that answered the header, named in messages (`erigon_getHeaderByHash` when not given: the builder API's). */
+  method?: string;
 }
 
 const FORK_KEY_SET = new Set<string>(FORK_KEYS);
@@ -129,7 +131,7 @@ function badHeader(expected: ExpectedHeader, problems: readonly string[]): BadRe
   const contracts = expected.contracts?.length ? `contract${expected.contracts.length > 1 ? 's' : ''} ${expected.contracts.join(', ')}, ` : '';
   const block = `${contracts}block ${expected.number} (${expected.hash})`;
   return new BadResponseError(
-    `erigon_getHeaderByHash answered a bad header for ${block}`,
+    `${expected.method ?? 'erigon_getHeaderByHash'} answered a bad header for ${block}`,
     problems.map((p) => `${block}, ${p}`),
   );
 }

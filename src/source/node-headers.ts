@@ -21,7 +21,11 @@ export interface NodeHeaders {
   readonly batchSize: number;
   /** Whether the node answers `erigon_getHeaderByHash` (asked once, with one call, when not known yet). */
   supportsErigon(): Promise<boolean>;
+  /** The method headers come by now: `erigon_getHeaderByHash` until the node refused it, then `eth_getBlockByHash`. */
+  method(): HeaderMethod;
 }
+
+export type HeaderMethod = 'erigon_getHeaderByHash' | 'eth_getBlockByHash';
 
 /** What a block answer holds beyond its header (`eth_getBlockByHash`): dropped. */
 const BODY_KEYS = ['transactions', 'uncles', 'withdrawals', 'size', 'totalDifficulty'] as const;
@@ -157,6 +161,7 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
   return {
     get: (hashes) => lookup(hashes, false),
     serve: (hashes) => lookup(hashes, true),
+    method: () => (erigon === false ? 'eth_getBlockByHash' : 'erigon_getHeaderByHash'),
     get batchSize() {
       return batchSize;
     },

@@ -397,7 +397,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         continue;
       }
       // a malformed time fails here, as any malformed field
-      const checked = checks.checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract] });
+      const checked = checks.checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract], method: headers.method() });
       const facts: BlockFacts = { number, time: time!, seconds: Date.parse(time!) / 1000, bloom: bloomBytes(checked.header.logsBloom!) };
       rememberFacts(hash, facts);
       known.set(hash, facts);
