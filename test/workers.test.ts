@@ -325,7 +325,7 @@ describe('workers on one queue', () => {
     }
   }, 180_000);
 
-  it('a worker stopped with SIGTERM ends its page, exits 0 and hands its tasks back at once', async () => {
+  it('a worker stopped with SIGTERM ends its page, exits 0 and hands its tasks back at once, no attempt used', async () => {
     const target = await migratedWarehouse('workers_term');
     try {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
@@ -342,9 +342,16 @@ describe('workers on one queue', () => {
       stopped.child.kill('SIGTERM');
       const result = await stopped.result;
       expect(result.code, result.stderr).toBe(0);
-      expect(stopped.logs().filter((l) => l['msg'] === 'task failed; it will be tried again').length).toBeGreaterThan(0);
+      const logs = stopped.logs();
+      const interrupted = logs.filter((l) => l['msg'] === 'task stopped after its page as the worker stops; it goes back to the queue').length;
+      expect(interrupted).toBeGreaterThan(0);
+      // a stop is no failure of a task: none is logged as one, and each interrupted task is given back as it was taken
+      expect(logs.filter((l) => l['msg'] === 'task failed; it will be tried again' || Number(l['level']) >= 50)).toEqual([]);
+      expect(logs.find((l) => l['msg']?.toString().startsWith('gave back the tasks the stop interrupted'))).toMatchObject({ tasks: interrupted });
       // nothing is left locked: the next worker need not wait for --dead-after (60 s by default)
       expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE locked_by IS NOT NULL')).toBe(0);
+      // nor for a back-off: no task used an attempt, none holds an error, every one is ready now
+      expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE attempts > 0 OR last_error IS NOT NULL OR run_at > now()')).toBe(0);
       const next = spawnWorker(world, target.url, ['--once', '--concurrency', '4']);
       const done = await next.result;
       expect(done.code, done.stderr).toBe(0);

@@ -15,7 +15,7 @@ import { failRun } from '../warehouse/runs.ts';
 import { waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { giveBackTasks, type LeftTask } from '../warehouse/queue-tasks.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
-import { EndpointChainChangedError, requireStartedChain, runChunkTask } from './chunk-task.ts';
+import { ChunkInterruptedError, EndpointChainChangedError, requireStartedChain, runChunkTask } from './chunk-task.ts';
 import { enqueueJob } from './enqueue.ts';
 import { graphileLogger } from './graphile-logger.ts';
 import { startHeartbeats } from './heartbeats.ts';
@@ -113,9 +113,18 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   };
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
   const failures: Failures = { givenUp: [], retrying: new Set() };
+  // a stop (SIGINT, SIGTERM) ends running chunks after their page: each is no failure of its task, which is given back
+  // once the runner has ended with the attempts and last error it had when this worker took it (`giveBackStopped`)
+  let stopping = false;
+  const stopped = new Map<string, LeftTask>();
+  const stopInterrupted = (err: unknown, task: { id: string; attempts: number; revision: number; last_error: string | null }) => {
+    if (!stopping || !(err instanceof ChunkInterruptedError)) return false;
+    stopped.set(task.id, { id: task.id, attempts: task.attempts, revision: task.revision, restore: Math.max(0, task.attempts - 1), lastError: task.last_error });
+    return true;
+  };
   const taskList: TaskList = {
     [tasks.chunk]: (payload, helpers) =>
-      guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id }, async (scope) => {
+      guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id, stopped: (err) => stopInterrupted(err, helpers.job) }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
         await unlessTurned(`chunk ${task.chunkId}`, helpers.job, () => runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal));
@@ -161,7 +170,8 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
     taskList,
     parsedCronItems,
     events,
-    logger: graphileLogger(logger),
+    // graphile-worker's 'Failed task' line for a task the stop interrupted says what it is instead
+    logger: graphileLogger(logger, (taskId) => stopped.has(taskId)),
   };
   logger.info({ msg: 'worker started', worker, chain: deps.chainId, concurrency: options.concurrency, once: options.once, scheduled: options.scheduled.length });
   await sayOtherChainsTasks(deps, tasks);
@@ -185,13 +195,16 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       runner = await run({ ...runnerOptions, noHandleSignals: true });
       // a task may have found the chain changed while the runner started
       if (chainChanged) await runner.stop('the endpoint serves another chain');
-      await untilStopped(runner, logger);
+      await untilStopped(runner, logger, () => {
+        stopping = true;
+      });
       if (chainChanged) throw new FatalError(chainChanged.message);
     }
   } finally {
     await heartbeats.stop();
     // after the tasks still locked under this process's ids are handed back, unlocked with their attempt counted
     if (chainChanged) await giveBackUntouched([...untouched.values()], deps);
+    if (stopped.size) await giveBackStopped([...stopped.values()], deps);
     await pgPool.end();
     logger.info({ msg: 'worker stopped', worker });
   }
@@ -222,13 +235,31 @@ async function giveBackUntouched(left: readonly LeftTask[], deps: WorkerDeps): P
 }
 
 /**
- * Waits for the runner, stopping it gracefully on SIGINT or SIGTERM: running chunks stop after their page (at
- * most 5 s later), the runner ends, and the caller hands back what is still locked (heartbeats' stop) before
- * the process ends with exit 0. A second signal ends the process at once. graphile-worker's own handlers would
- * end the process by re-raising the signal first, leaving the stopped tasks locked until `--dead-after`.
+ * Gives back the chunk tasks a stop (SIGINT, SIGTERM) interrupted after a page (`giveBackTasks`): graphile-worker counts
+ * an interrupted task as failed, an attempt used and a back-off before it runs again, and its last error the stop's.
+ * Each goes back as it was when this worker took it (attempts, last error), ready at once, unless it changed since.
+ * Best effort, as the give-back of a worker whose endpoint turned: one not given back keeps the attempt.
  */
-async function untilStopped(runner: Runner, logger: Logger): Promise<void> {
+async function giveBackStopped(left: readonly LeftTask[], deps: WorkerDeps): Promise<void> {
+  const given = await giveBackTasks(deps.warehouse.db, left).catch((err: unknown) => {
+    deps.logger.warn({ msg: 'could not give back the tasks the stop interrupted: each keeps the attempt it took', tasks: left.length, err: (err as Error).message });
+    return undefined;
+  });
+  if (given === undefined) return;
+  deps.logger.info({ msg: 'gave back the tasks the stop interrupted, each with the attempts it had before: the next worker takes them at once', tasks: given.length });
+  if (given.length < left.length) deps.logger.info({ msg: 'tasks the stop interrupted that changed since (another worker took them): left as they are', tasks: left.length - given.length });
+}
+
+/**
+ * Waits for the runner, stopping it gracefully on SIGINT or SIGTERM (`onStop` told first): running chunks stop after
+ * their page (at most 5 s later), the runner ends, and the caller hands back what is still locked (heartbeats' stop)
+ * and gives back the tasks the stop interrupted (`giveBackStopped`) before the process ends with exit 0. A second
+ * signal ends the process at once. graphile-worker's own handlers would end the process by re-raising the signal
+ * first, leaving the stopped tasks locked until `--dead-after`.
+ */
+async function untilStopped(runner: Runner, logger: Logger, onStop: () => void): Promise<void> {
   const stop = (signal: NodeJS.Signals) => {
+    onStop();
     logger.info({ msg: 'stopping: running chunks stop after their page, and their tasks go back to the queue', signal });
     runner.stop(`${signal} received`).catch((err: unknown) => logger.error({ msg: 'the worker did not stop cleanly', err: (err as Error).message }));
   };
@@ -260,7 +291,12 @@ interface Failures {
  * project id, and a failure that a retry cannot fix ends the task instead of coming back 25 times: it is
  * logged and, for a chunk, its run is marked failed; the next `enqueue` of the job queues the chunk again.
  */
-async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { task: string; id: string }, work: (scope: TaskScope) => Promise<unknown>): Promise<void> {
+async function guarded(
+  deps: WorkerDeps,
+  failures: Failures,
+  { task, id, stopped }: { task: string; id: string; stopped?: (err: unknown) => boolean },
+  work: (scope: TaskScope) => Promise<unknown>,
+): Promise<void> {
   const scope: TaskScope = {};
   try {
     await work(scope);
@@ -268,6 +304,11 @@ async function guarded(deps: WorkerDeps, failures: Failures, { task, id }: { tas
   } catch (err) {
     failures.retrying.delete(id);
     const message = deps.redact(err instanceof Error ? err.message : String(err));
+    if (stopped?.(err)) {
+      // no failure: graphile-worker releases the task as failed, and the worker gives it back as it was
+      deps.logger.info({ msg: 'task stopped after its page as the worker stops; it goes back to the queue', job: scope.job, task, err: message });
+      throw new RetryableError(message);
+    }
     if (taskTriedAgain(err)) {
       deps.logger.warn({ msg: 'task failed; it will be tried again', job: scope.job, task, err: message });
       failures.retrying.add(id);

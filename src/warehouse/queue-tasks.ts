@@ -29,10 +29,13 @@ export interface LeftTask {
   revision: number;
   /** The attempts it had before this worker took it. */
   restore: number;
+  /** With `lastError`: the last error it had then, put back (a stop that interrupted it is not an error of the task). */
+  lastError?: string | null;
 }
 
 /**
- * Gives back tasks a worker took and left unread: each with the attempts it had before (`restore`), ready now, if it
+ * Gives back tasks a worker took and left unread: each with the attempts it had before (`restore`) and, where given,
+ * its last error then (`lastError`), ready now, if it
  * is still as the worker left it: unlocked, with the same attempts and revision. One another worker took since, or
  * `enqueue` replaced, or that is gone (read to its end) is left as it is. The update graphile-worker's
  * `reschedule_jobs` makes (run_at, attempts, updated_at), made on its jobs table with those conditions in it, so the
@@ -44,9 +47,11 @@ export interface LeftTask {
 export async function giveBackTasks(db: Kysely<Database>, tasks: readonly LeftTask[]): Promise<string[]> {
   if (!tasks.length) return [];
   const { rows } = await sql<{ id: string }>`
-    UPDATE graphile_worker._private_jobs AS j SET run_at = now(), attempts = t.restore, updated_at = now()
-    FROM unnest(${tasks.map((t) => t.id)}::bigint[], ${tasks.map((t) => t.attempts)}::int[], ${tasks.map((t) => t.revision)}::int[], ${tasks.map((t) => t.restore)}::int[])
-      AS t(id, attempts, revision, restore)
+    UPDATE graphile_worker._private_jobs AS j SET run_at = now(), attempts = t.restore, updated_at = now(),
+      last_error = CASE WHEN t.restores_error THEN t.last_error ELSE j.last_error END
+    FROM unnest(${tasks.map((t) => t.id)}::bigint[], ${tasks.map((t) => t.attempts)}::int[], ${tasks.map((t) => t.revision)}::int[], ${tasks.map((t) => t.restore)}::int[],
+        ${tasks.map((t) => 'lastError' in t)}::boolean[], ${tasks.map((t) => t.lastError ?? null)}::text[])
+      AS t(id, attempts, revision, restore, restores_error, last_error)
     WHERE j.id = t.id AND j.attempts = t.attempts AND j.revision = t.revision AND j.locked_at IS NULL
     RETURNING j.id::text AS id`.execute(db);
   return rows.map((r) => r.id);
