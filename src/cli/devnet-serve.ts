@@ -22,7 +22,7 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
   const options = parseDevnetOptions(flags, SYNTHETIC_DEFAULTS);
   const logger = createLogger({ name: 'devnet' });
   const started = performance.now();
-  const dataset = options.dataset ? await readServedDataset(options.dataset) : generateSyntheticDataset(options.synthetic, { amounts: options.amounts });
+  const dataset = options.dataset ? await readServedDataset(options.dataset) : generateSyntheticDataset(options.synthetic, { amounts: options.amounts, chainId: options.chainId });
   // the synthetic chain also holds logs that are not ERC-20 transfers (ERC-721 and older shapes), for eth_getLogs only
   const foreign = options.dataset ? [] : syntheticForeignLogs(options.synthetic);
   const chain = createChainStore(dataset, foreign);
@@ -71,7 +71,8 @@ export async function serveDevnet(flags: DevnetFlags): Promise<void> {
   const source = options.dataset ? `dataset ${options.dataset}` : `synthetic chain (seed ${options.synthetic.seed}${options.amounts === 'realistic' ? ', realistic amounts' : ''})`;
   process.stdout.write(
     `erc20-etl devnet: serving ${source}: ${s.transfers} transfers of ${s.contracts} contracts in ${s.headers} headers, ` +
-      `${foreign.length ? `${foreign.length} other Transfer-topic logs (ERC-721 and older shapes), ` : ''}head ${chain.head()}\n` +
+      `${foreign.length ? `${foreign.length} other Transfer-topic logs (ERC-721 and older shapes), ` : ''}head ${chain.head()}; ` +
+      `chain id ${options.chainId}${options.erigon ? '' : ', no erigon_getHeaderByHash'}\n` +
       `erc20-etl devnet: listening on ${origin} — base URL ${origin}/<project-id> ` +
       `(${options.projectIds.length} project id(s) accepted), ready in ${Math.round(performance.now() - started)} ms\n`,
   );

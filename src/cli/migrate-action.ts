@@ -44,7 +44,10 @@ export async function migrate(flags: ConnectionFlags & { chainId?: string }): Pr
     if (result.applied.includes(CHAIN_KEYS) && result.alreadyApplied > 0) {
       const held = await chainsHeld(warehouse.db);
       if (held.length) {
-        const why = chainId !== undefined ? 'as --chain-id says' : "the chain its runs checked with the endpoint's eth_chainId, else 1; --chain-id N names another";
+        const why =
+          chainId !== undefined
+            ? 'as --chain-id says'
+            : "the chain its runs checked with the endpoint's eth_chainId, else 1. They stay so: rows of another chain are exported again as its own, by a job of another name; a copy of the warehouse before this migration upgrades with --chain-id N";
         process.stdout.write(`erc20-etl migrate: the rows written before chains are chain ${held.join(', ')}'s (${why})\n`);
       }
     }

@@ -13,7 +13,7 @@ export interface ControlContext {
   chain: ChainStore;
   stats: StatsCounter;
   logger: Logger;
-  config: { seed: number };
+  config: { seed: number; chainId: number };
   reorgs: { count: number };
   corruptor: Corruptor;
 }
@@ -69,7 +69,7 @@ async function reorg(req: IncomingMessage, res: ServerResponse, ctx: ControlCont
     });
   }
   ctx.reorgs.count++;
-  const { dataset, orphaned } = reorgDataset(truth, depth, ctx.config.seed * 1000 + ctx.reorgs.count);
+  const { dataset, orphaned } = reorgDataset(truth, depth, ctx.config.seed * 1000 + ctx.reorgs.count, ctx.config.chainId);
   ctx.chain.replace(dataset, orphaned);
   const forkBlock = Math.min(...orphaned.map((h) => Number(BigInt(h.number!))));
   const summary = { depth, forkBlock, head: ctx.chain.head(), orphanedHeaders: orphaned.map((h) => h.hash) };

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
+import { verifyChainHeader } from '../eth/chain-rules.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { createBloomBitsCache, missingFromBloom } from '../eth/logs-bloom.ts';
 import { reorgDataset } from './reorg.ts';
@@ -266,5 +267,15 @@ describe('reorg of the real mainnet dataset', () => {
     const strays = after.transfers.filter((t) => t.blockNumber >= firstReplaced && !replacedNumbers.has(t.blockNumber));
     expect(strays).toEqual([]);
     expect(after.tokens).toEqual(mainnet.tokens);
+  });
+});
+
+describe("a reorg of another chain's headers", () => {
+  it("hashes the new fork by the chain's rule: Avalanche's stay verifiable", () => {
+    const avalanche = generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 60, transfers: 600 }, { chainId: 43114 });
+    const { dataset } = reorgDataset(avalanche, 8, 3, 43114);
+    const fork = dataset.headers.slice(-8);
+    expect(fork.map((h) => h.hash)).not.toEqual(avalanche.headers.slice(-8).map((h) => h.hash));
+    expect(fork.map((h) => verifyChainHeader(43114, h).verified)).toEqual(fork.map(() => true));
   });
 });

@@ -4,7 +4,7 @@
  */
 import type { Dataset, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
-import { computeHeaderHash } from '../eth/header-hash.ts';
+import { chainHeaderHash } from '../eth/chain-rules.ts';
 import { fromQuantity } from '../eth/hex.ts';
 import { blockTransfer, type TransferParts } from './block-transfer.ts';
 import { createRng, deriveSeed, type Rng } from './rng.ts';
@@ -41,10 +41,10 @@ const NEW_SHARE = 0.15;
  * hashes, each parent before its child, and the transfers get their block's new hash.
  *
  * @example
- * const { dataset: after, orphaned } = reorgDataset(before, 3, 7);
+ * const { dataset: after, orphaned } = reorgDataset(before, 3, 7); // chain 1's headers (a fourth argument names another chain)
  * orphaned.map((h) => h.hash); // the three newest hashes of `before`, now gone from `after`
  */
-export function reorgDataset(dataset: Dataset, depth: number, seed: number): ReorgResult {
+export function reorgDataset(dataset: Dataset, depth: number, seed: number, chainId = 1): ReorgResult {
   const count = dataset.headers.length;
   if (!Number.isSafeInteger(depth) || depth < 1 || depth > count) {
     throw new RangeError(`reorg depth must be an integer from 1 to ${count} (the number of headers), got ${depth}`);
@@ -52,7 +52,7 @@ export function reorgDataset(dataset: Dataset, depth: number, seed: number): Reo
   const rng = createRng(deriveSeed(seed, 'reorg'));
   const { replaced, headers, orphaned, hashOf } = replaceHeaders(rng, dataset.headers, depth);
   const { untouched, contents } = rewriteTransfers(rng, dataset, replaced);
-  sealFork(contents, hashOf);
+  sealFork(contents, hashOf, chainId);
   const transfers = untouched;
   for (const content of contents) for (const t of content.transfers) transfers.push(t);
   return { dataset: { headers, transfers, tokens: [...dataset.tokens] }, orphaned };
@@ -121,9 +121,9 @@ function replaceHeaders(
  * Completes the new fork, lowest block first: each new header's bloom (the old one, plus the bits of the
  * transfers the block now holds), then its parent hash (the new hash of the block below, when it was
  * replaced too; the old parent hash otherwise) and its hash, which its transfers then carry. `hashOf`, the
- * hashes by number, starts as the input's and ends as the new fork's.
+ * hashes by number, starts as the input's and ends as the new fork's. Each header is hashed by chain `chainId`'s rule.
  */
-function sealFork(contents: readonly BlockContent[], hashOf: Map<number, string>): void {
+function sealFork(contents: readonly BlockContent[], hashOf: Map<number, string>, chainId: number): void {
   const writer = createBloomWriter();
   for (const { block, transfers } of contents) {
     const { header } = block;
@@ -133,7 +133,7 @@ function sealFork(contents: readonly BlockContent[], hashOf: Map<number, string>
       header.logsBloom = bloomHex(bloom);
     }
     header.parentHash = hashOf.get(block.number - 1) ?? header.parentHash;
-    header.hash = computeHeaderHash(header);
+    header.hash = chainHeaderHash(chainId, header);
     block.hash = header.hash;
     hashOf.set(block.number, header.hash);
     for (const t of transfers) t.blockHash = header.hash;

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Dataset, TransferRecord } from '../dataset/types.ts';
 import { TRANSFER_KEYS } from '../dataset/types.ts';
 import { ERIGON_HEADER_KEYS, FORK_KEYS, type HeaderJson } from '../eth/header-fields.ts';
+import { verifyChainHeader } from '../eth/chain-rules.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { isHexData, isHexQuantity } from '../eth/hex.ts';
 import {
@@ -259,6 +260,25 @@ describe('synthetic dataset: headers', () => {
     expect(ds.headers[0]!.baseFeePerGas).toBeNull();
     expect(f.london).toBeGreaterThan(SYNTHETIC_DEFAULTS.startBlock);
     for (const h of ds.headers) expect(computeHeaderHash(h)).toBe(h.hash);
+  });
+
+  it("makes Avalanche's headers (chain 43114) as coreth's nodes answer them, each verified by its rule; the same draws otherwise", () => {
+    const options = { ...SYNTHETIC_DEFAULTS, blocks: 20, transfers: 30 };
+    const ethereum = generateSyntheticDataset(options);
+    const avalanche = generateSyntheticDataset(options, { chainId: 43114 });
+    expect(avalanche.headers.map((h) => verifyChainHeader(43114, h))).toEqual(
+      avalanche.headers.map((h) => ({ block: Number(BigInt(h.number!)), rule: 'avalanche-coreth', verified: true })),
+    );
+    // coreth's fields, no withdrawals or requests; an Ethereum header of the same draws fails coreth's rule
+    const last = avalanche.headers.at(-1) as Record<string, unknown>;
+    expect(last).toMatchObject({ extDataHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), extDataGasUsed: '0x0', blockGasCost: '0x0', withdrawalsRoot: null, requestsHash: null });
+    expect(verifyChainHeader(43114, ethereum.headers.at(-1)!).verified).toBe(false);
+    // the same chain of draws: transfers and fields alike but for the block hashes
+    const withoutHashes = (ds: typeof ethereum) => ds.transfers.map(({ blockHash: _hash, ...t }) => t);
+    expect(withoutHashes(avalanche)).toEqual(withoutHashes(ethereum));
+    expect(avalanche.headers.map((h) => h.stateRoot)).toEqual(ethereum.headers.map((h) => h.stateRoot));
+    // other chains take Ethereum's headers as they are
+    expect(generateSyntheticDataset(options, { chainId: 8453 })).toEqual(ethereum);
   });
 });
 

@@ -7,7 +7,7 @@
  */
 import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
 import type { HeaderJson } from '../eth/header-fields.ts';
-import { computeHeaderHash } from '../eth/header-hash.ts';
+import { chainHeaderHash } from '../eth/chain-rules.ts';
 import { toQuantity } from '../eth/hex.ts';
 import { blockTransfer, type BlockRef } from './block-transfer.ts';
 import { type ForeignLog, syntheticForeignLogs } from './foreign-logs.ts';
@@ -41,7 +41,18 @@ export const AMOUNTS_PROFILES: readonly AmountsProfile[] = ['edge-cases', 'reali
 /** What varies the look of the data without changing its shape: only the values, for the same options. */
 export interface SyntheticProfile {
   amounts?: AmountsProfile;
+  /**
+   * The chain the headers are made for (`--chain-id`): Avalanche's (43114) have coreth's fields (`extDataHash` after
+   * `nonce`, `extDataGasUsed` and `blockGasCost` from its fee fork, no withdrawals or requests), every other chain's are
+   * Ethereum's, as the rules of `chains.md` hash them; each header is hashed by its chain's rule. The same draws either way.
+   */
+  chainId?: number;
 }
+
+/** Avalanche C-Chain: the one chain of `chains.md` whose header list is not Ethereum's, nor a part of it. */
+const AVALANCHE = 43114;
+/** coreth's `extDataHash` of a block without atomic transactions: keccak256 of RLP of empty bytes. */
+const EMPTY_EXT_DATA_HASH = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
 
 /**
  * What a header's `logsBloom` holds. `logs` (the default): the true bloom of the logs the reference server
@@ -169,7 +180,7 @@ export function generateSyntheticDataset(options: SyntheticOptions, profile: Syn
 
   const layout = planLayout(stream('layout'), options);
   const addresses = addressPool(stream('addresses'), options.transfers);
-  const chain = new HeaderChain(stream('headers'), options);
+  const chain = new HeaderChain(stream('headers'), options, profile.chainId ?? 1);
   const ctx: TransferContext = {
     rng: stream('transfers'),
     // a stream of its own, so that the transfers stream (and all it decides) is the same in both profiles
@@ -467,6 +478,7 @@ class HeaderChain {
   constructor(
     private readonly rng: Rng,
     private readonly options: SyntheticOptions,
+    private readonly chainId: number,
   ) {
     this.forks = forkBoundaries(options);
     this.powMiners = POW_EXTRA_DATA.map(() => rng.hex(20));
@@ -523,6 +535,7 @@ class HeaderChain {
       withdrawalsRoot: n >= forks.shanghai ? rng.hex(32) : null,
       blockAccessListHash: null,
     };
+    if (this.chainId === AVALANCHE) corethFields(header, london);
     if (london) {
       // EIP-1559: the base fee moves by up to 1/8 towards the gas used, relative to the target.
       this.baseFee = Math.max(7, this.baseFee + Math.trunc(((this.baseFee / target) * (gasUsed - target)) / 8));
@@ -537,7 +550,7 @@ class HeaderChain {
   /** Links `header` (whose fields, bloom included, are final) to the previous sealed one, and hashes it. */
   seal(header: HeaderJson): void {
     header.parentHash = this.parentHash;
-    header.hash = computeHeaderHash(header);
+    header.hash = chainHeaderHash(this.chainId, header);
     this.parentHash = header.hash;
   }
 
@@ -551,6 +564,20 @@ class HeaderChain {
     }
     return bits;
   }
+}
+
+/**
+ * Makes an Ethereum-shaped header of the synthetic chain an Avalanche one, as coreth's nodes answer it: `extDataHash`
+ * (no atomic transactions), from the fee fork (`london`, standing for Apricot Phase 3–4) `extDataGasUsed` and
+ * `blockGasCost` of 0, and neither `withdrawalsRoot` nor `requestsHash` (coreth has neither). Drawn nothing.
+ */
+function corethFields(header: HeaderJson, london: boolean): void {
+  const fields = header as HeaderJson & Record<string, string | null>;
+  fields.extDataHash = EMPTY_EXT_DATA_HASH;
+  fields.extDataGasUsed = london ? '0x0' : null;
+  fields.blockGasCost = london ? '0x0' : null;
+  fields.withdrawalsRoot = null;
+  fields.requestsHash = null;
 }
 
 // ------------------------------------------------------------------------------------------- transfers

@@ -136,6 +136,17 @@ export function verifyChainHeader(chainId: number, header: ChainHeader): HeaderV
 }
 
 /**
+ * The block hash of `header` by chain `chainId`'s rule (`chains.md`), Ethereum's for a chain without one: how the
+ * reference server hashes the headers it makes. Throws a HeaderEncodingError naming a field the rule cannot encode.
+ *
+ * @example chainHeaderHash(1, header) // → computeHeaderHash(header)
+ * chainHeaderHash(43114, corethHeader) // → keccak256 of the coreth list, extDataHash after nonce
+ */
+export function chainHeaderHash(chainId: number, header: ChainHeader): string {
+  return rlpHash((RULES.get(chainId) ?? ETHEREUM).rlp(header));
+}
+
+/**
  * Why no header of this chain can be verified (it has no rule this exporter knows), or undefined when it has a rule.
  *
  * @example unverifiableChainReason(324) // → 'zkSync Era block hashes are not keccak256 of an RLP header: …'

@@ -247,7 +247,8 @@ async function giveBackStopped(left: readonly LeftTask[], deps: WorkerDeps): Pro
   });
   if (given === undefined) return;
   deps.logger.info({ msg: 'gave back the tasks the stop interrupted, each with the attempts it had before: the next worker takes them at once', tasks: given.length });
-  if (given.length < left.length) deps.logger.info({ msg: 'tasks the stop interrupted that changed since (another worker took them): left as they are', tasks: left.length - given.length });
+  if (given.length < left.length)
+    deps.logger.info({ msg: 'tasks the stop interrupted that changed since (another worker took them): left as they are', tasks: left.length - given.length });
 }
 
 /**
