@@ -218,6 +218,14 @@ describe('erc20-etl with a node source', () => {
     const refusedFlag = await runCli(['run', builder, '--rpc-timeout', '5'], { env: { DATABASE_URL: target.url, CHAIN_API_URL: api() } });
     expect(refusedFlag.code).toBe(2);
     expect(refusedFlag.stderr).toContain(`--rpc-timeout applies to node sources only: the job file ${builder} reads the builder API ("source": "builder").`);
+
+    // a bad --rpc-timeout is one problem, said once, among the others
+    const bad = await runCli(['backfill', '--source', 'node', '--contract', WETH, '--from', '1', '--to', '2', '--rpc-timeout', '0'], {
+      env: { DATABASE_URL: '', CHAIN_API_URL: '' },
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.match(/--rpc-timeout: expected seconds from 0\.1 to 3600/g)).toHaveLength(1);
+    expect(bad.stderr).toMatch(/no database: set DATABASE_URL/);
   });
 
   it('enqueue and a worker read a node job, and the worker keeps the range its task learned', async () => {

@@ -62,4 +62,15 @@ describe('parseDevnetOptions: the node flags', () => {
     expect(attempt).toThrow(/--logs-hang-rate: expected a probability from 0 to 1/);
     expect(attempt).toThrow(/--chain-id: expected an integer ≥ 1/);
   });
+
+  it('says a number too large to keep exact once, in the words of the others', () => {
+    let message = '';
+    try {
+      parseDevnetOptions({ chainId: '99999999999999999999' }, SYNTHETIC_DEFAULTS);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.match(/--chain-id/g)).toHaveLength(1);
+    expect(message).toContain('--chain-id: expected an integer ≥ 1, got "99999999999999999999"');
+  });
 });

@@ -9,18 +9,13 @@ import type { DevnetServerOptions } from '../devnet/server.ts';
 /** The flags of `erc20-etl devnet` as commander hands them over: text, or repeated text. */
 export type DevnetFlags = Record<string, string | string[] | boolean | undefined>;
 
+// one check, one message (as a job file's numbers): an integer from `min`, at most the largest JavaScript keeps exact
 const int = (min: number) =>
   z
     .string()
     .regex(/^[0-9]+$/, { error: `expected an integer ≥ ${min}` })
     .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(min, { error: `expected an integer ≥ ${min}` })
-        .max(Number.MAX_SAFE_INTEGER),
-    );
+    .pipe(z.number().refine((n) => Number.isSafeInteger(n) && n >= min, { error: `expected an integer ≥ ${min}` }));
 
 const rate = z
   .string()

@@ -48,6 +48,8 @@ async function exportAndPrint(
         const which = file ? `the job file ${file} reads the builder API ("source": "builder")` : 'this backfill reads the builder API (add --source node for a node)';
         throw new ConfigError(`--rpc-timeout applies to node sources only: ${which}.`);
       }
+      // a backfill's job is made of its flags, --rpc-timeout checked with them: a bad one is said once, by the job
+      if (command === 'backfill' && !known) return undefined;
       return rpcTimeoutMs(flags);
     },
     () => resolveSettings({ flags, env: process.env, needs: { database: true, api: true }, source: known?.source ?? 'any' }),

@@ -50,6 +50,11 @@ describe('reportPage', () => {
     expect(new Set([...page.matchAll(/data-series="([^"]*)"/g)].map((m) => m[1])).size).toBe(3);
   });
 
+  it('says "the last day", not "the last 1 days"', () => {
+    expect(reportPage(twoWithOneSymbol())).toContain('transfers of the last day of data.');
+    expect(reportPage({ ...twoWithOneSymbol(), days: 90 })).toContain('transfers of the last 90 days of data.');
+  });
+
   it("names a per-chain coverage chart's rows without their chain, each contract on a row of its own", () => {
     const page = reportPage(twoWithOneSymbol());
     const rows = [...page.matchAll(/<text data-label[^>]*>([^<]*)</g)].map((m) => m[1]);

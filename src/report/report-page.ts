@@ -50,7 +50,7 @@ export function reportPage(data: ReportData): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>erc20-etl report</title><style>${STYLE}</style></head>
 <body><h1>erc20-etl report</h1>
-<p>Generated ${escapeHtml(data.generatedAt)}; transfers of the last ${data.days} days of data.</p>
+<p>Generated ${escapeHtml(data.generatedAt)}; transfers of the last ${data.days === 1 ? 'day' : `${data.days} days`} of data.</p>
 ${sections.join('\n')}
 </body></html>
 `;

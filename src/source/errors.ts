@@ -129,7 +129,11 @@ function statusHint(status: number): string {
       'for a node, where its provider puts the key: the path, the query such as ?apikey=, or user info)'
     );
   if (status === 403) return 'the plan capacity is exceeded: wait until the plan quota resets or raise the plan, then run again (committed progress is kept)';
-  if (status === 404) return 'no such endpoint: check that CHAIN_API_URL is the base URL of the chain API, like https://<network>.<provider>/<project-id>';
+  if (status === 404)
+    return (
+      'no such endpoint: check CHAIN_API_URL (for the builder API its base URL, like https://<network>.<provider>/<project-id>; ' +
+      'for a node, its JSON-RPC URL as the provider gives it, like https://<provider>/v2/<key> or http://127.0.0.1:8545)'
+    );
   if (status === 429) return 'rate limited: lower the requests per second if this happens often';
   if (status === 501 || status === 505)
     return 'the server does not implement this request, however often it is asked: check that CHAIN_API_URL is the chain API (for the builder API its base URL; for a node, its JSON-RPC URL)';
