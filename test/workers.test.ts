@@ -325,6 +325,32 @@ describe('workers on one queue', () => {
     }
   }, 180_000);
 
+  it('worker --once ending while a killed worker still holds tasks says how many, and when they come back', async () => {
+    const target = await migratedWarehouse('workers_once_held');
+    try {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
+      const file = await jobFile(dir, 'held', world, { pageSize: 25 }, HEAD);
+      expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      const doomed = spawnWorker(world, target.url, ['--concurrency', '2', '--dead-after', '60']);
+      await pagesCommitted(target, 5, 'the worker to commit pages');
+      doomed.child.kill('SIGKILL');
+      await doomed.result;
+      const held = await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE locked_by IS NOT NULL');
+      expect(held).toBeGreaterThan(0);
+      // the other tasks are read; the killed worker's stay locked until --dead-after (60 s) has passed
+      const once = spawnWorker(world, target.url, ['--once', '--concurrency', '2', '--dead-after', '60']);
+      const done = await once.result;
+      expect(done.code, done.stderr).toBe(0);
+      const said = once.logs().find((l) => String(l['msg']).startsWith('worker --once ends with'));
+      expect(said, done.stderr).toMatchObject({ level: 40, held, leaseSeconds: 60 });
+      expect(String(said!['msg'])).toMatch(
+        /task\(s\) of chain 1 held by other workers \(the longest not heard from for \d+ s\).*--dead-after \(60 s\): run `erc20-etl worker --once` again after that/,
+      );
+    } finally {
+      await target.drop();
+    }
+  }, 180_000);
+
   it('a worker stopped with SIGTERM ends its page, exits 0 and hands its tasks back at once, no attempt used', async () => {
     const target = await migratedWarehouse('workers_term');
     try {

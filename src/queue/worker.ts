@@ -12,7 +12,7 @@ import { createQueuePool, type Warehouse } from '../warehouse/db.ts';
 import { ChunkStoppedError } from '../warehouse/load-page.ts';
 import { warehouseGaveUp } from '../warehouse/statement-retry.ts';
 import { failRun } from '../warehouse/runs.ts';
-import { waitingTasksBesides } from '../warehouse/queue-status.ts';
+import { heldTasks, waitingTasksBesides } from '../warehouse/queue-status.ts';
 import { giveBackTasks, type LeftTask } from '../warehouse/queue-tasks.ts';
 import { checkEndpointChain } from '../pipeline/chain-guard.ts';
 import { ChunkInterruptedError, EndpointChainChangedError, requireStartedChain, runChunkTask } from './chunk-task.ts';
@@ -191,6 +191,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       }
       // a batch that left work undone must not look like success to cron
       if (failures.givenUp.length || failures.retrying.size) throw new OnceFailedError(failures.givenUp, failures.retrying.size);
+      await sayHeldElsewhere(deps, tasks, options.leaseSeconds);
     } else {
       runner = await run({ ...runnerOptions, noHandleSignals: true });
       // a task may have found the chain changed while the runner started
@@ -321,6 +322,26 @@ async function guarded(
       if (await failRun(deps.warehouse.db, scope.runId, message)) deps.metrics?.runEnded(scope.series, 'failed', deps.clock.now() / 1000);
     }
   }
+}
+
+/**
+ * Says, when a `worker --once` ends, the tasks of its chain other workers still hold: their work is not done, and if
+ * such a worker is gone (killed), its tasks come back to the queue only once it has not been heard from for
+ * `--dead-after`, so a batch that ends now must run again later. A warning: another `--once` worker of the same
+ * batch still at work holds tasks as well, rightly.
+ */
+async function sayHeldElsewhere(deps: WorkerDeps, own: { chunk: string; enqueue: string }, leaseSeconds: number): Promise<void> {
+  const held = await heldTasks(deps.warehouse.db, [own.chunk, own.enqueue]).catch((err: unknown) => {
+    deps.logger.debug({ msg: 'could not count the tasks other workers hold', err: (err as Error).message });
+    return undefined;
+  });
+  if (!held?.held) return;
+  const silent = held.silentSeconds === null ? 'one never heard from' : `the longest not heard from for ${Math.round(held.silentSeconds)} s`;
+  deps.logger.warn({
+    msg: `worker --once ends with ${held.held} task(s) of chain ${deps.chainId} held by other workers (${silent}): they finish them; a worker that is gone gives its tasks back to the queue once it has not been heard from for --dead-after (${leaseSeconds} s): run \`erc20-etl worker --once\` again after that`,
+    held: held.held,
+    leaseSeconds,
+  });
 }
 
 /**
