@@ -144,6 +144,10 @@ describe('the node source equals the builder source: the mainnet fixture', () =>
     }
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatch(/^eth_getBlockByHash answered a bad header for contract 0x[0-9a-f]{40}, block \d+ /);
+    // the pipeline checks headers through the source's checker (a resumed chunk's, served by headersByHash): named alike
+    const header = dataset.headers.at(-1)!;
+    const expected = { hash: header.hash, number: Number(BigInt(header.number!)), timestamp: new Date(Number(BigInt(header.timestamp!)) * 1000).toISOString() };
+    expect(() => node.checks!.checkHeader({ ...header, gasUsed: '0x1' }, expected)).toThrow(/^eth_getBlockByHash answered a bad header for block /);
   });
 
   for (const style of LOGS_ERROR_STYLES) {

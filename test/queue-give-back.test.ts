@@ -35,7 +35,21 @@ describe('giving back tasks a worker left unread', () => {
     const replaced = await add('give-back:replaced');
     const held = await add('give-back:held');
     const gone = await add('give-back:gone');
+    const lastTry = await add('give-back:last-try');
     for (const id of [mine, takenSince, replaced, held, gone]) await takenAndFailed(id, 1);
+    // taken on its last attempt, and replaced by enqueue while it ran: graphile-worker takes its key away and leaves its
+    // attempts and revision as they were; then its failure is recorded
+    await sql`UPDATE graphile_worker._private_jobs SET attempts = max_attempts, locked_at = now(), locked_by = 'this' WHERE id = ${lastTry}::bigint`.execute(target.warehouse.db);
+    await add('give-back:last-try');
+    await sql`UPDATE graphile_worker._private_jobs SET locked_at = NULL, locked_by = NULL WHERE id = ${lastTry}::bigint`.execute(target.warehouse.db);
+    const lastTryState = (
+      await sql<{
+        attempts: number;
+        revision: number;
+        key: string | null;
+      }>`SELECT attempts, revision, key FROM graphile_worker._private_jobs WHERE id = ${lastTry}::bigint`.execute(target.warehouse.db)
+    ).rows[0]!;
+    expect(lastTryState).toEqual({ attempts: 25, revision: 0, key: null });
     // since this worker left them: another worker took and failed one, enqueue replaced one, a worker holds one,
     // and one was read to its end
     await takenAndFailed(takenSince, 2);
@@ -43,8 +57,18 @@ describe('giving back tasks a worker left unread', () => {
     await sql`UPDATE graphile_worker._private_jobs SET locked_at = now(), locked_by = 'another' WHERE id = ${held}::bigint`.execute(target.warehouse.db);
     await sql`SELECT graphile_worker.complete_jobs(ARRAY[${gone}::bigint])`.execute(target.warehouse.db);
 
-    const left = [mine, takenSince, replaced, held, gone].map((id) => ({ id, attempts: 1, revision: 0, restore: 0 }));
+    const names = new Map([
+      [mine, 'mine'],
+      [takenSince, 'taken-since'],
+      [replaced, 'replaced'],
+      [held, 'held'],
+      [gone, 'gone'],
+    ]);
+    const left = [...names].map(([id, name]) => ({ id, attempts: 1, revision: 0, key: `give-back:${name}`, restore: 0 }));
+    left.push({ id: lastTry, attempts: 25, revision: 0, key: 'give-back:last-try', restore: 24 });
     expect(await giveBackTasks(target.warehouse.db, left)).toEqual([mine]);
+    // the replaced one on its last attempt stays given up: its replacement reads the chunk
+    expect(await state(lastTry)).toMatchObject({ attempts: 25 });
     expect(await state(mine)).toEqual({ attempts: 0, revision: 0, wait_ms: 0 });
     expect(await state(takenSince)).toMatchObject({ attempts: 2 });
     expect((await state(takenSince))!.wait_ms).toBeGreaterThan(0);

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import { readReportData } from '../src/report/report-data.ts';
 import { lineChart, spanChart } from '../src/report/svg.ts';
 import { runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
@@ -176,5 +177,20 @@ describe('the HTML report', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--days: expected a whole number from 1 to 999999, got "0"');
     expect(existsSync(join(dir, 'x.html'))).toBe(false);
+  });
+
+  it('keeps contracts that share a symbol apart: a series and a volume chart each, named with their address', async () => {
+    // the warehouse the test before filled; its three tokens given one symbol, as a bridged copy or a fake would have
+    await target.warehouse.pool.query(`UPDATE tokens SET symbol = 'SUSD'`);
+    const contracts = [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+    const data = await readReportData(target.warehouse.db, { days: 30, runs: 10, now: new Date() });
+    const named = new Map(data.daily.map((d) => [d.contract, d.token]));
+    expect([...named.keys()].sort()).toEqual(contracts);
+    expect(new Set(named.values()).size).toBe(contracts.length);
+    for (const [contract, name] of named) expect(name).toBe(`SUSD ${contract}`);
+    const out = join(dir, 'same-symbol.html');
+    const result = await runCli(['report', '--out', out, '--days', '30'], { env: { DATABASE_URL: target.url } });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await readFile(out, 'utf8')).match(/<figcaption>Volume per day: /g)).toHaveLength(contracts.length);
   });
 });

@@ -344,7 +344,7 @@ describe('workers on one queue', () => {
       const said = once.logs().find((l) => String(l['msg']).startsWith('worker --once ends with'));
       expect(said, done.stderr).toMatchObject({ level: 40, held, leaseSeconds: 60 });
       expect(String(said!['msg'])).toMatch(
-        /task\(s\) of chain 1 held by other workers \(the longest not heard from for \d+ s\).*--dead-after \(60 s\): run `erc20-etl worker --once` again after that/,
+        /task\(s\) of chain 1 held by other workers \(the longest not heard from for \d+ s\).*--dead-after \(60 s\), and the next worker takes them: run `erc20-etl worker --once` again after that/,
       );
     } finally {
       await target.drop();
@@ -357,6 +357,8 @@ describe('workers on one queue', () => {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: world.devnet.base };
       const file = await jobFile(dir, 'term', world, { pageSize: 5 }, HEAD);
       expect((await runCli(['enqueue', file], { env })).code).toBe(0);
+      // each task failed an attempt before: that is what it is to have again once the stop gives it back
+      await target.warehouse.pool.query(`UPDATE graphile_worker._private_jobs SET attempts = 1, last_error = 'an earlier failure'`);
       const stopped = spawnWorker(world, target.url, ['--concurrency', '2']);
       await pagesCommitted(target, 10, 'the worker to commit pages');
       // its queue's connections (graphile-worker's) are probed when idle, as the warehouse's are
@@ -376,8 +378,11 @@ describe('workers on one queue', () => {
       expect(logs.find((l) => l['msg']?.toString().startsWith('gave back the tasks the stop interrupted'))).toMatchObject({ tasks: interrupted });
       // nothing is left locked: the next worker need not wait for --dead-after (60 s by default)
       expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE locked_by IS NOT NULL')).toBe(0);
-      // nor for a back-off: no task used an attempt, none holds an error, every one is ready now
-      expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE attempts > 0 OR last_error IS NOT NULL OR run_at > now()')).toBe(0);
+      // nor for a back-off: no task used an attempt, each keeps its earlier error, and every one is ready now
+      expect(await count(target, 'SELECT count(*)::text AS n FROM graphile_worker.jobs')).toBeGreaterThan(0);
+      expect(
+        await count(target, `SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE attempts <> 1 OR last_error IS DISTINCT FROM 'an earlier failure' OR run_at > now()`),
+      ).toBe(0);
       const next = spawnWorker(world, target.url, ['--once', '--concurrency', '4']);
       const done = await next.result;
       expect(done.code, done.stderr).toBe(0);

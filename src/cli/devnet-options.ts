@@ -15,7 +15,12 @@ const int = (min: number) =>
     .string()
     .regex(/^[0-9]+$/, { error: `expected an integer ≥ ${min}` })
     .transform(Number)
-    .pipe(z.number().refine((n) => Number.isSafeInteger(n) && n >= min, { error: `expected an integer ≥ ${min}` }));
+    .pipe(
+      z
+        .number()
+        .refine((n) => n >= min, { error: `expected an integer ≥ ${min}`, abort: true })
+        .refine((n) => Number.isSafeInteger(n), { error: `expected an integer from ${min} to ${Number.MAX_SAFE_INTEGER}` }),
+    );
 
 const rate = z
   .string()

@@ -5,9 +5,14 @@ import { once } from 'node:events';
 import { ERIGON_HEADER_KEYS, type HeaderJson } from '../eth/header-fields.ts';
 import { DATASET_FILES, TRANSFER_KEYS, type Dataset, type TokenRecord, type TransferRecord } from './types.ts';
 
-/** One dataset line, keys in a fixed order so that the same data always gives the same bytes. */
+const ERIGON_KEY_SET = new Set<string>(ERIGON_HEADER_KEYS);
+
+/**
+ * One dataset line, keys in a fixed order so that the same data always gives the same bytes: Erigon's, then any
+ * other keys the header has, in its own order (another chain's fields, such as Avalanche's `extDataHash`).
+ */
 export function headerLine(h: HeaderJson): string {
-  return JSON.stringify(h, ERIGON_HEADER_KEYS as string[]);
+  return JSON.stringify(h, [...ERIGON_HEADER_KEYS, ...Object.keys(h).filter((k) => !ERIGON_KEY_SET.has(k))]);
 }
 
 export function transferLine(t: TransferRecord): string {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Dataset, TransferRecord } from '../dataset/types.ts';
 import { TRANSFER_KEYS } from '../dataset/types.ts';
 import { ERIGON_HEADER_KEYS, FORK_KEYS, type HeaderJson } from '../eth/header-fields.ts';
+import { headerLine } from '../dataset/write.ts';
 import { verifyChainHeader } from '../eth/chain-rules.ts';
 import { computeHeaderHash } from '../eth/header-hash.ts';
 import { isHexData, isHexQuantity } from '../eth/hex.ts';
@@ -279,6 +280,8 @@ describe('synthetic dataset: headers', () => {
     expect(avalanche.headers.map((h) => h.stateRoot)).toEqual(ethereum.headers.map((h) => h.stateRoot));
     // other chains take Ethereum's headers as they are
     expect(generateSyntheticDataset(options, { chainId: 8453 })).toEqual(ethereum);
+    // a dataset line (devnet dump, /__truth/headers.jsonl) keeps coreth's fields: read back, it verifies
+    expect(verifyChainHeader(43114, JSON.parse(headerLine(avalanche.headers.at(-1)!)) as Record<string, unknown>).verified).toBe(true);
   });
 });
 

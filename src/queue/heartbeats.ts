@@ -6,6 +6,10 @@ import { expiredWorkers, forgetHeartbeats, recordHeartbeats, unlockTasksOf } fro
 export interface Heartbeats {
   /** A graphile-worker worker (or pool) id that this process runs tasks under. */
   add(workerId: string): void;
+  /** The ids this process runs tasks under. */
+  ids(): string[];
+  /** Beats now, and hands back the tasks of workers not heard from in the lease; resolves once done. */
+  sweep(): Promise<void>;
   /**
    * Stops beating, and hands back to the queue any task still locked under this process's ids: called once
    * the runner has stopped, when none of them runs any more (graphile-worker does not always record a task
@@ -49,6 +53,12 @@ export function startHeartbeats(deps: { warehouse: Warehouse; logger: Logger; le
     add: (id) => {
       ids.add(id);
       void tick();
+    },
+    ids: () => [...ids],
+    async sweep() {
+      // one under way may have begun before a later change: wait for it, then beat again
+      await running;
+      await tick();
     },
     async stop() {
       clearInterval(timer);

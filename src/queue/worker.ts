@@ -91,10 +91,10 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   // the tasks this process took and left unread for that reason, as it last left them (a --once worker takes a task
   // again after its back-off), given back once the runner has ended (`giveBackUntouched`)
   const untouched = new Map<string, LeftTask & { takes: number }>();
-  const endpointChanged = (err: EndpointChainChangedError, task: { id: string; attempts: number; revision: number }) => {
+  const endpointChanged = (err: EndpointChainChangedError, task: TakenTask) => {
     const seen = untouched.get(task.id);
     const takes = seen && seen.revision === task.revision ? seen.takes + 1 : 1;
-    untouched.set(task.id, { id: task.id, attempts: task.attempts, revision: task.revision, takes, restore: Math.max(0, task.attempts - takes) });
+    untouched.set(task.id, { id: task.id, attempts: task.attempts, revision: task.revision, key: task.key, takes, restore: Math.max(0, task.attempts - takes) });
     if (chainChanged) return;
     chainChanged = err;
     logger.error({ msg: 'stopping: the endpoint serves another chain now', worker, chain: deps.chainId, served: String(err.served) });
@@ -102,7 +102,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   };
   // a task taken after the endpoint turned (a --once worker takes every ready one) is left at once, unasked; one that
   // finds the turn itself has it noted for the rest
-  const unlessTurned = async (left: string, task: { id: string; attempts: number; revision: number }, work: () => Promise<void>) => {
+  const unlessTurned = async (left: string, task: TakenTask, work: () => Promise<void>) => {
     try {
       if (chainChanged) throw new EndpointChainChangedError(deps.chainId, chainChanged.served, left);
       await work();
@@ -117,14 +117,15 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   // once the runner has ended with the attempts and last error it had when this worker took it (`giveBackStopped`)
   let stopping = false;
   const stopped = new Map<string, LeftTask>();
-  const stopInterrupted = (err: unknown, task: { id: string; attempts: number; revision: number; last_error: string | null }) => {
-    if (!stopping || !(err instanceof ChunkInterruptedError)) return false;
-    stopped.set(task.id, { id: task.id, attempts: task.attempts, revision: task.revision, restore: Math.max(0, task.attempts - 1), lastError: task.last_error });
+  // (a chunk whose lock's connection dropped is interrupted too: that is a failure, its signal not the stop's)
+  const stopInterrupted = (err: unknown, task: TakenTask & { last_error: string | null }, signal: AbortSignal) => {
+    if (!stopping || !signal.aborted || !(err instanceof ChunkInterruptedError)) return false;
+    stopped.set(task.id, { id: task.id, attempts: task.attempts, revision: task.revision, key: task.key, restore: Math.max(0, task.attempts - 1), lastError: task.last_error });
     return true;
   };
   const taskList: TaskList = {
     [tasks.chunk]: (payload, helpers) =>
-      guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id, stopped: (err) => stopInterrupted(err, helpers.job) }, async (scope) => {
+      guarded(deps, failures, { task: tasks.chunk, id: helpers.job.id, stopped: (err) => stopInterrupted(err, helpers.job, helpers.abortSignal) }, async (scope) => {
         const task = parsePayload(chunkPayload, payload, tasks.chunk);
         Object.assign(scope, { job: task.job.name, series: jobSeries(task.job), runId: task.runId });
         await unlessTurned(`chunk ${task.chunkId}`, helpers.job, () => runChunkTask({ ...deps, tokensSaved, worker }, task, helpers.abortSignal));
@@ -177,6 +178,8 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   await sayOtherChainsTasks(deps, tasks);
   try {
     if (options.once) {
+      // tasks of workers gone past --dead-after go back to the queue before this worker looks for ready ones
+      await heartbeats.sweep();
       // the runner itself may end with graphile-worker's failure to use the queue (its fatal errors, collected)
       const ended = await runOnce(runnerOptions).then(
         () => undefined,
@@ -191,7 +194,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
       }
       // a batch that left work undone must not look like success to cron
       if (failures.givenUp.length || failures.retrying.size) throw new OnceFailedError(failures.givenUp, failures.retrying.size);
-      await sayHeldElsewhere(deps, tasks, options.leaseSeconds);
+      await sayHeldElsewhere(deps, tasks, options.leaseSeconds, heartbeats.ids());
     } else {
       runner = await run({ ...runnerOptions, noHandleSignals: true });
       // a task may have found the chain changed while the runner started
@@ -247,9 +250,17 @@ async function giveBackStopped(left: readonly LeftTask[], deps: WorkerDeps): Pro
     return undefined;
   });
   if (given === undefined) return;
-  deps.logger.info({ msg: 'gave back the tasks the stop interrupted, each with the attempts it had before: the next worker takes them at once', tasks: given.length });
-  if (given.length < left.length)
-    deps.logger.info({ msg: 'tasks the stop interrupted that changed since (another worker took them): left as they are', tasks: left.length - given.length });
+  if (given.length)
+    deps.logger.info({
+      msg: 'gave back the tasks the stop interrupted, each with the attempts and last error it had before: the next worker takes them at once',
+      tasks: given.length,
+    });
+  if (given.length < left.length) {
+    deps.logger.info({
+      msg: 'tasks the stop interrupted that changed since (another worker took them, enqueue replaced them, or they are gone or still locked): left as they are',
+      tasks: left.length - given.length,
+    });
+  }
 }
 
 /**
@@ -281,6 +292,9 @@ interface TaskScope {
   series?: JobSeries;
   runId?: string;
 }
+
+/** A task as graphile-worker hands it over: what a give-back checks it by. */
+type TakenTask = { id: string; attempts: number; revision: number; key: string | null };
 
 /** The tasks of this process that failed: given up (each named), or waiting for another attempt (by queue id; one that later succeeds leaves). */
 interface Failures {
@@ -330,15 +344,15 @@ async function guarded(
  * `--dead-after`, so a batch that ends now must run again later. A warning: another `--once` worker of the same
  * batch still at work holds tasks as well, rightly.
  */
-async function sayHeldElsewhere(deps: WorkerDeps, own: { chunk: string; enqueue: string }, leaseSeconds: number): Promise<void> {
-  const held = await heldTasks(deps.warehouse.db, [own.chunk, own.enqueue]).catch((err: unknown) => {
+async function sayHeldElsewhere(deps: WorkerDeps, own: { chunk: string; enqueue: string }, leaseSeconds: number, ownIds: readonly string[]): Promise<void> {
+  const held = await heldTasks(deps.warehouse.db, [own.chunk, own.enqueue], ownIds).catch((err: unknown) => {
     deps.logger.debug({ msg: 'could not count the tasks other workers hold', err: (err as Error).message });
     return undefined;
   });
   if (!held?.held) return;
   const silent = held.silentSeconds === null ? 'one never heard from' : `the longest not heard from for ${Math.round(held.silentSeconds)} s`;
   deps.logger.warn({
-    msg: `worker --once ends with ${held.held} task(s) of chain ${deps.chainId} held by other workers (${silent}): they finish them; a worker that is gone gives its tasks back to the queue once it has not been heard from for --dead-after (${leaseSeconds} s): run \`erc20-etl worker --once\` again after that`,
+    msg: `worker --once ends with ${held.held} task(s) of chain ${deps.chainId} held by other workers (${silent}): they finish them; the tasks of a worker that is gone go back to the queue once it has not been heard from for --dead-after (${leaseSeconds} s), and the next worker takes them: run \`erc20-etl worker --once\` again after that`,
     held: held.held,
     leaseSeconds,
   });

@@ -50,6 +50,13 @@ describe('reportPage', () => {
     expect(new Set([...page.matchAll(/data-series="([^"]*)"/g)].map((m) => m[1])).size).toBe(3);
   });
 
+  it('names the chain in the title of the one coverage chart when the names carry chains, as its rows leave it out', () => {
+    const data = twoWithOneSymbol();
+    const page = reportPage({ ...data, coverage: data.coverage.filter((c) => c.chainId === '8453') });
+    expect(page).toContain('<figcaption>Blocks covered on chain 8453 (completed ranges)</figcaption>');
+    expect([...page.matchAll(/<text data-label[^>]*>([^<]*)</g)].map((m) => m[1])).toEqual(['SUSD 0xa12a…2f0c', 'SUSD 0x90e5…147c']);
+  });
+
   it('says "the last day", not "the last 1 days"', () => {
     expect(reportPage(twoWithOneSymbol())).toContain('transfers of the last day of data.');
     expect(reportPage({ ...twoWithOneSymbol(), days: 90 })).toContain('transfers of the last 90 days of data.');

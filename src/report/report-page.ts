@@ -57,20 +57,22 @@ ${sections.join('\n')}
 }
 
 /**
- * One chart of covered blocks per chain: block numbers of different chains do not share an axis. A chart's title names
- * its chain, so its rows' names leave it out (`tokenLabels` ends a name with it), and a short row name keeps the rest.
+ * One chart of covered blocks per chain: block numbers of different chains do not share an axis. Where the names
+ * carry their chain (`tokenLabels` ends a name with it when the report holds several), the chart's title names the
+ * chain instead and its rows leave it out, so a short row name keeps the rest.
  */
 function coverageCharts(data: ReportData): string {
   const chains = [...new Set(data.coverage.map((c) => c.chainId))];
   return chains
-    .map((chain) =>
-      spanChart(
-        chains.length > 1 ? `Blocks covered on chain ${chain} (completed ranges)` : 'Blocks covered (completed ranges)',
-        data.coverage
-          .filter((c) => c.chainId === chain)
-          .map((c) => ({ row: withoutSuffix(c.token, ` (chain ${chain})`), from: c.fromBlock, to: c.toBlock, text: `blocks ${c.fromBlock}–${c.toBlock}` })),
-      ),
-    )
+    .map((chain) => {
+      const suffix = ` (chain ${chain})`;
+      const rows = data.coverage.filter((c) => c.chainId === chain);
+      const named = chains.length > 1 || rows.some((c) => c.token.endsWith(suffix));
+      return spanChart(
+        named ? `Blocks covered on chain ${chain} (completed ranges)` : 'Blocks covered (completed ranges)',
+        rows.map((c) => ({ row: named ? withoutSuffix(c.token, suffix) : c.token, from: c.fromBlock, to: c.toBlock, text: `blocks ${c.fromBlock}–${c.toBlock}` })),
+      );
+    })
     .join('');
 }
 

@@ -136,7 +136,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const bloomBytes = createBloomSlabs();
   // the pipeline checks the same headers again with it: each header is hashed once
   const chain = deps.chain ?? 1;
-  const checks: SourceChecks = { chain, checkHeader: createHeaderChecker(chain) };
+  const checker = createHeaderChecker(chain);
+  // a bad header is named as the answer of the method that gave it, wherever it is checked (here, or by the pipeline)
+  const checks: SourceChecks = { chain, checkHeader: (raw, expected) => checker(raw, { method: headers.method(), ...expected }) };
   /** What pages need of checked headers, by hash (the raw header goes once the pipeline has taken it). */
   const blockFacts = new Map<string, BlockFacts>();
   const rememberFacts = (hash: string, facts: BlockFacts) => {
@@ -397,7 +399,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         continue;
       }
       // a malformed time fails here, as any malformed field
-      const checked = checks.checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract], method: headers.method() });
+      const checked = checks.checkHeader(header, { hash, number, timestamp: time ?? new Date(0).toISOString(), contracts: [contract] });
       const facts: BlockFacts = { number, time: time!, seconds: Date.parse(time!) / 1000, bloom: bloomBytes(checked.header.logsBloom!) };
       rememberFacts(hash, facts);
       known.set(hash, facts);

@@ -85,16 +85,16 @@ export async function waitingTasksBesides(db: Kysely<Database>, prefix: string, 
 }
 
 /**
- * The tasks named `tasks` that a worker holds (locked), and how long ago the one of their workers heard from least
+ * The tasks named `tasks` that a worker other than `own` (a process's worker ids) holds (locked), and how long ago the one of their workers heard from least
  * lately was last heard from (seconds; null when one never was): what a `worker --once` leaves to others.
  *
  * @example await heldTasks(db, ['erc20_etl_chunk']) // → { held: 4, silentSeconds: 1.2 }
  */
-export async function heldTasks(db: Kysely<Database>, tasks: readonly string[]): Promise<{ held: number; silentSeconds: number | null }> {
+export async function heldTasks(db: Kysely<Database>, tasks: readonly string[], own: readonly string[] = []): Promise<{ held: number; silentSeconds: number | null }> {
   const { rows } = await sql<{ held: number; silent: number | null; unheard: boolean | null }>`
     SELECT count(*)::int AS held, max(extract(epoch FROM now() - h.seen_at))::float8 AS silent, bool_or(h.seen_at IS NULL) AS unheard
     FROM graphile_worker.jobs j LEFT JOIN worker_heartbeats h ON h.worker_id = j.locked_by
-    WHERE j.locked_by IS NOT NULL AND j.task_identifier = ANY(${[...tasks]}::text[])`.execute(db);
+    WHERE j.locked_by IS NOT NULL AND j.task_identifier = ANY(${[...tasks]}::text[]) AND NOT j.locked_by = ANY(${[...own]}::text[])`.execute(db);
   const row = rows[0];
   return { held: row?.held ?? 0, silentSeconds: row?.unheard ? null : (row?.silent ?? null) };
 }

@@ -24,9 +24,11 @@ export async function addTaskUnlessRunning(trx: WarehouseTransaction, task: { ta
 /** A task a worker took and left unread: as the worker last left it, and the attempts it is to have again. */
 export interface LeftTask {
   id: string;
-  /** Its attempts and revision when this worker last took it (graphile-worker counts an attempt as a task is taken). */
+  /** Its attempts, revision and key when this worker last took it (graphile-worker counts an attempt as a task is taken). */
   attempts: number;
   revision: number;
+  /** `enqueue` replacing a task that runs takes its key away (and gives it its last attempt), the revision unchanged. */
+  key: string | null;
   /** The attempts it had before this worker took it. */
   restore: number;
   /** With `lastError`: the last error it had then, put back (a stop that interrupted it is not an error of the task). */
@@ -36,13 +38,13 @@ export interface LeftTask {
 /**
  * Gives back tasks a worker took and left unread: each with the attempts it had before (`restore`) and, where given,
  * its last error then (`lastError`), ready now, if it
- * is still as the worker left it: unlocked, with the same attempts and revision. One another worker took since, or
+ * is still as the worker left it: unlocked, with the same attempts, revision and key. One another worker took since, or
  * `enqueue` replaced, or that is gone (read to its end) is left as it is. The update graphile-worker's
  * `reschedule_jobs` makes (run_at, attempts, updated_at), made on its jobs table with those conditions in it, so the
  * check and the change are one (a worker taking the task meanwhile is waited for, and the task then left). Resolves to
  * the ids given back.
  *
- * @example await giveBackTasks(db, [{ id: '42', attempts: 1, revision: 0, restore: 0 }]) // → ['42']
+ * @example await giveBackTasks(db, [{ id: '42', attempts: 1, revision: 0, key: 'k', restore: 0 }]) // → ['42']
  */
 export async function giveBackTasks(db: Kysely<Database>, tasks: readonly LeftTask[]): Promise<string[]> {
   if (!tasks.length) return [];
@@ -50,9 +52,9 @@ export async function giveBackTasks(db: Kysely<Database>, tasks: readonly LeftTa
     UPDATE graphile_worker._private_jobs AS j SET run_at = now(), attempts = t.restore, updated_at = now(),
       last_error = CASE WHEN t.restores_error THEN t.last_error ELSE j.last_error END
     FROM unnest(${tasks.map((t) => t.id)}::bigint[], ${tasks.map((t) => t.attempts)}::int[], ${tasks.map((t) => t.revision)}::int[], ${tasks.map((t) => t.restore)}::int[],
-        ${tasks.map((t) => 'lastError' in t)}::boolean[], ${tasks.map((t) => t.lastError ?? null)}::text[])
-      AS t(id, attempts, revision, restore, restores_error, last_error)
-    WHERE j.id = t.id AND j.attempts = t.attempts AND j.revision = t.revision AND j.locked_at IS NULL
+        ${tasks.map((t) => 'lastError' in t)}::boolean[], ${tasks.map((t) => t.lastError ?? null)}::text[], ${tasks.map((t) => t.key)}::text[])
+      AS t(id, attempts, revision, restore, restores_error, last_error, key)
+    WHERE j.id = t.id AND j.attempts = t.attempts AND j.revision = t.revision AND j.key IS NOT DISTINCT FROM t.key AND j.locked_at IS NULL
     RETURNING j.id::text AS id`.execute(db);
   return rows.map((r) => r.id);
 }
