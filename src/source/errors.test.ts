@@ -71,7 +71,9 @@ describe('httpStatusError', () => {
     expect(messages[401]).toContain('does not accept the project id (or key): check it in CHAIN_API_URL');
     expect(messages[401]).toContain('for a node, where its provider puts the key');
     expect(messages[403]).toContain('plan capacity is exceeded');
-    expect(messages[404]).toContain('no such endpoint: check CHAIN_API_URL (for the builder API its base URL, like https://<network>.<provider>/<project-id>; for a node, its JSON-RPC URL');
+    expect(messages[404]).toContain(
+      'no such endpoint: check CHAIN_API_URL (for the builder API its base URL, like https://<network>.<provider>/<project-id>; for a node, its JSON-RPC URL',
+    );
     expect(messages[400]).toContain('HTTP 400 x "y"');
     // a plain web server asked a JSON-RPC POST: not a failure that passes
     for (const status of [501, 505])
