@@ -89,7 +89,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   let chainChanged: EndpointChainChangedError | undefined;
   let runner: Runner | undefined;
   // the tasks this process took and left unread for that reason, as it last left them (a --once worker takes a task
-  // again after its back-off), given back once the runner has ended (`giveBackUntouched`)
+  // again after its back-off), given back once the runner has ended (`giveBack`)
   const untouched = new Map<string, LeftTask & { takes: number }>();
   const endpointChanged = (err: EndpointChainChangedError, task: TakenTask) => {
     const seen = untouched.get(task.id);
@@ -114,7 +114,7 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   /** Tasks of this process that failed: given up (retrying cannot help), or left for a later attempt. */
   const failures: Failures = { givenUp: [], retrying: new Set() };
   // a stop (SIGINT, SIGTERM) ends running chunks after their page: each is no failure of its task, which is given back
-  // once the runner has ended with the attempts and last error it had when this worker took it (`giveBackStopped`)
+  // once the runner has ended with the attempts and last error it had when this worker took it (`giveBack`)
   let stopping = false;
   const stopped = new Map<string, LeftTask>();
   // (a chunk whose lock's connection dropped is interrupted too: that is a failure, its signal not the stop's)
@@ -207,57 +207,41 @@ export async function runWorker(deps: WorkerDeps, options: WorkerOptions): Promi
   } finally {
     await heartbeats.stop();
     // after the tasks still locked under this process's ids are handed back, unlocked with their attempt counted
-    if (chainChanged) await giveBackUntouched([...untouched.values()], deps);
-    if (stopped.size) await giveBackStopped([...stopped.values()], deps);
+    if (chainChanged) await giveBack('untouched', [...untouched.values()], deps);
+    await giveBack('stopped', [...stopped.values()], deps);
     await pgPool.end();
     logger.info({ msg: 'worker stopped', worker });
   }
 }
 
-/**
- * Gives back the tasks a worker took and left unread because its endpoint serves another chain now (`giveBackTasks`):
- * each with the attempts it had before this worker's takes of it, ready at once, so a worker of its chain reads it
- * without a back-off and this worker's takes do not count against it. Its `last_error` stays, and one that changed
- * meanwhile (another worker took or finished it, `enqueue` replaced it) is left as it is. Best effort: a worker killed
- * first, or a give-back PostgreSQL refuses, gives nothing back.
- */
-async function giveBackUntouched(left: readonly LeftTask[], deps: WorkerDeps): Promise<void> {
-  const { logger } = deps;
-  if (!left.length) return;
-  const given = await giveBackTasks(deps.warehouse.db, left).catch((err: unknown) => {
-    logger.warn({ msg: 'could not give back the tasks left unread: each keeps the attempts it took', tasks: left.length, err: (err as Error).message });
-    return undefined;
-  });
-  if (given === undefined) return;
-  if (given.length) logger.info({ msg: 'gave back the tasks left unread, each with the attempts it had before: a worker of their chain takes them at once', tasks: given.length });
-  if (given.length < left.length) {
-    logger.info({
-      msg: 'tasks left unread that changed since (another worker took or finished them, enqueue replaced them, or they are still locked): left as they are',
-      tasks: left.length - given.length,
-    });
-  }
-}
+/** Why tasks are given back, as the give-back's log lines say it. */
+const GIVE_BACK_WORDS = {
+  untouched: { what: 'the tasks left unread', after: 'a worker of their chain takes them at once' },
+  stopped: { what: 'the tasks the stop interrupted', after: 'the next worker takes them at once' },
+} as const;
 
 /**
- * Gives back the chunk tasks a stop (SIGINT, SIGTERM) interrupted after a page (`giveBackTasks`): graphile-worker counts
- * an interrupted task as failed, an attempt used and a back-off before it runs again, and its last error the stop's.
- * Each goes back as it was when this worker took it (attempts, last error), ready at once, unless it changed since.
- * Best effort, as the give-back of a worker whose endpoint turned: one not given back keeps the attempt.
+ * Gives back tasks this worker took and left (`giveBackTasks`), each as it was before this worker's takes of it, ready
+ * at once: `untouched`, those left unread because its endpoint serves another chain now (their attempts; their
+ * `last_error` stays), so a worker of their chain reads them without a back-off; `stopped`, the chunk tasks a stop
+ * (SIGINT, SIGTERM) interrupted after a page, which graphile-worker counted as failed (an attempt, a back-off, the stop
+ * as their last error: each gets its attempts and last error back). One that changed meanwhile (another worker took or
+ * finished it, `enqueue` replaced it) is left as it is. Best effort: a worker killed first, or a give-back PostgreSQL
+ * refuses, gives nothing back, and each task keeps the attempts it took.
  */
-async function giveBackStopped(left: readonly LeftTask[], deps: WorkerDeps): Promise<void> {
+async function giveBack(why: keyof typeof GIVE_BACK_WORDS, left: readonly LeftTask[], deps: WorkerDeps): Promise<void> {
+  const { logger } = deps;
+  const { what, after } = GIVE_BACK_WORDS[why];
+  if (!left.length) return;
   const given = await giveBackTasks(deps.warehouse.db, left).catch((err: unknown) => {
-    deps.logger.warn({ msg: 'could not give back the tasks the stop interrupted: each keeps the attempt it took', tasks: left.length, err: (err as Error).message });
+    logger.warn({ msg: `could not give back ${what}: each keeps the attempts it took`, tasks: left.length, err: (err as Error).message });
     return undefined;
   });
   if (given === undefined) return;
-  if (given.length)
-    deps.logger.info({
-      msg: 'gave back the tasks the stop interrupted, each with the attempts and last error it had before: the next worker takes them at once',
-      tasks: given.length,
-    });
+  if (given.length) logger.info({ msg: `gave back ${what}, each as it was before this worker took it: ${after}`, tasks: given.length });
   if (given.length < left.length) {
-    deps.logger.info({
-      msg: 'tasks the stop interrupted that changed since (another worker took them, enqueue replaced them, or they are gone or still locked): left as they are',
+    logger.info({
+      msg: `${what} that changed since (another worker took or finished them, enqueue replaced them, or they are still locked): left as they are`,
       tasks: left.length - given.length,
     });
   }
@@ -266,7 +250,7 @@ async function giveBackStopped(left: readonly LeftTask[], deps: WorkerDeps): Pro
 /**
  * Waits for the runner, stopping it gracefully on SIGINT or SIGTERM (`onStop` told first): running chunks stop after
  * their page (at most 5 s later), the runner ends, and the caller hands back what is still locked (heartbeats' stop)
- * and gives back the tasks the stop interrupted (`giveBackStopped`) before the process ends with exit 0. A second
+ * and gives back the tasks the stop interrupted (`giveBack`) before the process ends with exit 0. A second
  * signal ends the process at once. graphile-worker's own handlers would end the process by re-raising the signal
  * first, leaving the stopped tasks locked until `--dead-after`.
  */
