@@ -26,4 +26,24 @@ describe('send buffers', () => {
     expect(fresh.buffer).not.toBe(small.buffer);
     expect(fresh.buffer).not.toBe(large.buffer);
   });
+
+  it('writes large arrays (an answer of many logs, a batch) a group at a time, with the bytes JSON.stringify gives', () => {
+    const buffers = createSendBuffers();
+    const log = (i: number) => ({ address: '0xa0b8', blockNumber: `0x${i.toString(16)}`, topics: ['0xddf2', null], data: i % 7 ? '0x01' : 'Éther ✓ 🦄' });
+    const logs = Array.from({ length: 1_000 }, (_, i) => log(i));
+    const values: unknown[] = [
+      { jsonrpc: '2.0', id: 7, result: logs },
+      { result: logs, id: 'a "quoted" id', jsonrpc: '2.0' },
+      Array.from({ length: 150 }, (_, i) => ({ jsonrpc: '2.0', id: i, result: i === 3 ? logs : log(i) })),
+      Array.from({ length: 65 }, (_, i) => i),
+      { jsonrpc: '2.0', id: 1, result: Array.from({ length: 65 }, () => 'x'.repeat(100_000)) },
+      { jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'query returned more than 10000 results' }, result: undefined },
+      [],
+    ];
+    for (const value of values) {
+      const bytes = jsonBytes(value, buffers);
+      expect(bytes.equals(Buffer.from(JSON.stringify(value), 'utf8'))).toBe(true);
+      buffers.give(bytes);
+    }
+  });
 });

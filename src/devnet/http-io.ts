@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 const MAX_REQUEST_BODY = 5 * 1024 * 1024;
@@ -65,17 +66,102 @@ export function pageBytes(page: { head: string; rows: readonly string[] }, buffe
   return bytes;
 }
 
+/** Elements of a large array turned into text at a time: about 45 KB of logs, a string V8 keeps among its young objects. */
+const GROUP = 64;
+
 /**
  * A JSON value's UTF-8 bytes, written into memory `buffers` gives: a JSON-RPC answer of 10,000 logs is about 6 MB,
  * and `Buffer.from` of its text (a buffer made anew) took about ten times as long as writing it into memory used before.
+ * A large array (a batch's answers, or an answer's `result`) is turned into text `GROUP` elements at a time, each
+ * written before the next is made: the text of the whole answer would be a string of 6 MB, made in memory of its own
+ * (a fresh mapping, every page of it a page fault) for each answer.
  *
  * @example jsonBytes({ id: 1, result: '0x1' }, buffers).toString() // → '{"id":1,"result":"0x1"}'
  */
 export function jsonBytes(value: unknown, buffers: SendBuffers): Buffer {
-  const text = JSON.stringify(value);
-  const bytes = buffers.take(Buffer.byteLength(text, 'utf8'));
-  bytes.write(text, 0, 'utf8');
-  return bytes;
+  const out = bodyWriter(buffers, sizeHint(value));
+  writeJson(value, out, true);
+  return out.done();
+}
+
+/** Writes `value`'s JSON text; `outer`: it may be a batch, or an answer whose `result` is large. */
+function writeJson(value: unknown, out: BodyWriter, outer: boolean): void {
+  if (Array.isArray(value) && value.length > GROUP) {
+    writeArray(value, out, outer);
+    return;
+  }
+  const result = outer && isPlainObject(value) ? value.result : undefined;
+  if (!Array.isArray(result) || result.length <= GROUP) {
+    out.write(JSON.stringify(value));
+    return;
+  }
+  // the answer's text with a marker in its `result`'s place (random: no other value of the answer holds it), then
+  // the text before the marker, the array, the text after it
+  const marker = `"~result:${randomBytes(12).toString('hex')}"`;
+  const text = JSON.stringify({ ...(value as Record<string, unknown>), result: marker.slice(1, -1) });
+  const at = text.indexOf(marker);
+  out.write(text.slice(0, at));
+  writeArray(result, out, false);
+  out.write(text.slice(at + marker.length));
+}
+
+/** An array's text, `GROUP` elements at a time; a batch's answers each as an answer (one may carry a large `result`). */
+function writeArray(items: readonly unknown[], out: BodyWriter, batch: boolean): void {
+  out.write('[');
+  for (let from = 0; from < items.length; from += GROUP) {
+    const group = items.slice(from, from + GROUP);
+    if (batch) {
+      for (const [k, item] of group.entries()) {
+        if (from + k > 0) out.write(',');
+        writeJson(item, out, true);
+      }
+    } else {
+      if (from > 0) out.write(',');
+      out.write(JSON.stringify(group).slice(1, -1));
+    }
+  }
+  out.write(']');
+}
+
+/** About the size of `value`'s text, from its first group when it holds a large array (a little over is better than under). */
+function sizeHint(value: unknown): number {
+  const result = isPlainObject(value) ? value.result : undefined;
+  const items = Array.isArray(value) ? value : Array.isArray(result) ? result : undefined;
+  if (items === undefined || items.length <= GROUP) return 64 * 1024;
+  const first = JSON.stringify(items.slice(0, GROUP)).length;
+  return Math.ceil((first * items.length * 1.1) / GROUP) + 64 * 1024;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+interface BodyWriter {
+  write(text: string): void;
+  /** The bytes written, in memory `buffers` gave (to be given back once sent). */
+  done(): Buffer;
+}
+
+/** Text written as UTF-8 into memory from `buffers` (`size` to begin with), moved to larger memory if it runs out. */
+function bodyWriter(buffers: SendBuffers, size: number): BodyWriter {
+  let bytes = buffers.take(size);
+  let at = 0;
+  return {
+    write(text) {
+      // a UTF-16 unit is at most 3 bytes of UTF-8; its exact length is counted only when that might not fit
+      if (at + 3 * text.length > bytes.length) {
+        const need = Buffer.byteLength(text, 'utf8');
+        if (at + need > bytes.length) {
+          const larger = buffers.take(Math.max(2 * bytes.length, at + need));
+          bytes.copy(larger, 0, 0, at);
+          buffers.give(bytes);
+          bytes = larger;
+        }
+      }
+      at += bytes.write(text, at, 'utf8');
+    },
+    done: () => bytes.subarray(0, at),
+  };
 }
 
 /**
