@@ -26,10 +26,10 @@ async function chunkedServer(pieces: readonly Buffer[]): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/key`;
 }
 
-function client(base: string) {
+function client(base: string, connections = 1) {
   const http = createHttpClient({
     endpoint: parseApiUrl(base),
-    config: { timeoutMs: 5000, connections: 1, maxResponseBytes: 1 << 20, retries: 0 },
+    config: { timeoutMs: 5000, connections, maxResponseBytes: 1 << 20, retries: 0 },
     logger: pino({ level: 'silent' }),
     clock: systemClock,
     counters: createSourceCounters(),
@@ -70,5 +70,26 @@ describe('HTTP bodies read chunk by chunk', () => {
     const body = Buffer.from(JSON.stringify(values));
     const pieces = [body.subarray(0, 1000), body.subarray(1000, 70_001), body.subarray(70_001)];
     expect(await client(await chunkedServer(pieces)).getJson('/x')).toEqual(values);
+  });
+});
+
+describe('HTTP bodies of a known length', () => {
+  it('reads each of many large answers exactly, in turn and at once, none holding bytes of another', async () => {
+    // answer n: n hundred-odd values, so that each is shorter or longer than the one whose memory it may get
+    const answerOf = (n: number) => ({ n, values: Array.from({ length: 2000 + ((n * 7919) % 5000) }, (_, i) => `0x${(n * 100_000 + i).toString(16).padStart(64, '0')}`) });
+    const server = createServer((req, res) => {
+      const body = Buffer.from(JSON.stringify(answerOf(Number(req.url!.split('/').pop()))));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      // in two parts, apart: the answers read at once are read at the same time
+      res.write(body.subarray(0, 1000));
+      setTimeout(() => res.end(body.subarray(1000)), 30);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    later(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const http = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}/key`, 8);
+    expect(Buffer.byteLength(JSON.stringify(answerOf(1)))).toBeGreaterThan(64 * 1024);
+    for (let n = 1; n <= 6; n++) expect(await http.getJson(`/${n}`)).toEqual(answerOf(n));
+    const at = Array.from({ length: 8 }, (_, k) => 10 + k);
+    expect(await Promise.all(at.map((n) => http.getJson(`/${n}`)))).toEqual(at.map(answerOf));
   });
 });
