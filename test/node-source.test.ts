@@ -197,6 +197,7 @@ describe('the node source equals the builder source: the synthetic chain, with i
       const node = nodeOf(devnet, { headerBatchSize: 16 });
       await expectSameAsBuilder(devnet, dataset, node);
       expect(node.counters.logsRefused).toBeGreaterThan(0);
+      expect(node.counters.logsTimedOut).toBe(0);
     });
   }
 
@@ -206,6 +207,7 @@ describe('the node source equals the builder source: the synthetic chain, with i
     await expectSameAsBuilder(devnet, dataset, node);
     expect(node.counters.logsRefused).toBeGreaterThan(0);
     expect(node.counters.errors).toEqual({ timeout: node.counters.logsRefused });
+    expect(node.counters.logsTimedOut).toBe(node.counters.logsRefused);
     // a call with its own deadline is not retried by the HTTP client: it is asked again over fewer blocks
     expect(node.counters.retries).toBe(0);
   });

@@ -39,6 +39,14 @@ export interface ExportSummary extends RunSummary {
   logsRange?: number;
   /** Whether `logsRange` was stored for the next run (false: storing it failed, and a warning said why). */
   logsRangeKept?: boolean;
+  /** A node source's `eth_getLogs` calls, those refused (for size, or unanswered in time) and asked again over fewer blocks, and of those the ones unanswered in time. */
+  logsCalls?: LogsCalls;
+}
+
+export interface LogsCalls {
+  calls: number;
+  refused: number;
+  timedOut: number;
 }
 
 /**
@@ -87,7 +95,9 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
       },
     );
     const logsRange = source.learnedRange();
-    return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange, logsRangeKept: kept }) };
+    const c = source.counters;
+    const logsCalls = c.logsCalls ? { calls: c.logsCalls, refused: c.logsRefused ?? 0, timedOut: c.logsTimedOut ?? 0 } : undefined;
+    return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange, logsRangeKept: kept }), ...(logsCalls && { logsCalls }) };
   } finally {
     stop.release();
     await source.close().catch(() => undefined);

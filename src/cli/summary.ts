@@ -1,9 +1,10 @@
 import type { BudgetReport } from '../common/time-budget.ts';
 import type { RunSummary } from '../pipeline/run-job.ts';
 import type { SkippedLogCounts } from '../source/source.ts';
+import type { LogsCalls } from './exporter.ts';
 
 /** A run's summary, with what a node source skipped and learned when it says so. */
-type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number; logsRangeKept?: boolean };
+type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number; logsRangeKept?: boolean; logsCalls?: LogsCalls };
 
 /**
  * The run's wall time by part (`--time-budget`), seconds and share, and where the whole report went.
@@ -25,16 +26,29 @@ export function summaryText(s: SummaryInput): string {
     `  rows: ${t.rowsInserted} inserted, ${t.rowsUpdated} updated, ${t.rowsUnchanged} unchanged, ${t.rowsRemoved} removed`,
     `  API: ${t.apiRequests} requests, ${t.retries} retries, ${t.rateLimited} rate-limited; ${t.headersFetched} headers fetched`,
   ];
+  const calls = s.logsCalls ? `${logsCallsText(s.logsCalls)}; ` : '';
   if (s.logsRange !== undefined) {
     lines.push(
       s.logsRangeKept === false
-        ? `  eth_getLogs: ${s.logsRange} blocks per call learned, but it could not be stored (a warning in the log says why): the next run of the job starts from the range stored before, else the default`
-        : `  eth_getLogs: ${s.logsRange} blocks per call learned, the next run of the job starts there`,
+        ? `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, but it could not be stored (a warning in the log says why): the next run of the job starts from the range stored before, else the default`
+        : `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, the next run of the job starts there`,
     );
-  }
+  } else if (calls) lines.push(`  eth_getLogs: ${calls.slice(0, -2)}`);
   lines.push(...skippedLines(s.skippedLogs));
   if (!s.ranges.length) lines.push(`  nothing to read: no contract has blocks left to read up to the chain head ${s.head}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How many `eth_getLogs` calls a run sent and how many were refused (each asked again over fewer blocks): a
+ * provider may bill refused calls too, and many say its range or `--rpc-timeout` is too tight for the chain.
+ *
+ * @example logsCallsText({ calls: 158, refused: 3, timedOut: 1 }) // → '158 calls, 3 refused (1 unanswered within --rpc-timeout) and asked again over fewer blocks'
+ */
+export function logsCallsText(c: LogsCalls): string {
+  if (c.refused === 0) return `${c.calls} call${c.calls === 1 ? '' : 's'}, none refused`;
+  const timedOut = c.timedOut > 0 ? ` (${c.timedOut === c.refused ? 'all' : c.timedOut} unanswered within --rpc-timeout)` : '';
+  return `${c.calls} call${c.calls === 1 ? '' : 's'}, ${c.refused} refused${timedOut} and asked again over fewer blocks`;
 }
 
 /**

@@ -18,13 +18,15 @@ export interface SourceCounters {
   logsCalls?: number;
   /** `eth_getLogs` calls refused as too large, or unanswered in time (`--rpc-timeout`), and asked again over fewer blocks. */
   logsRefused?: number;
+  /** Of `logsRefused`, the calls unanswered within `--rpc-timeout`. */
+  logsTimedOut?: number;
   /** Failed attempts, keyed by HTTP status (`"503"`) or `timeout`, `reset`, `refused`, `dns`, `network`, `tls`, `bad-body`, `too-large`. */
   errors: Record<string, number>;
 }
 
 /** @example const counters = createSourceCounters(); counters.retries // → 0 */
 export function createSourceCounters(): SourceCounters {
-  return { transferRequests: 0, rpcPosts: 0, headerCalls: 0, retries: 0, rateLimited: 0, logsCalls: 0, logsRefused: 0, errors: {} };
+  return { transferRequests: 0, rpcPosts: 0, headerCalls: 0, retries: 0, rateLimited: 0, logsCalls: 0, logsRefused: 0, logsTimedOut: 0, errors: {} };
 }
 
 /** Adds one to `errors[key]`. */

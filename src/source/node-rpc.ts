@@ -152,6 +152,7 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
     if (refusal === undefined) throw rpcFailure(`eth_getLogs (${describeContext(context)})`, outcome.error);
   }
   counters.logsRefused = (counters.logsRefused ?? 0) + 1;
+  if (refusal?.timedOut) counters.logsTimedOut = (counters.logsTimedOut ?? 0) + 1;
   return { refusal: refusal! };
 }
 
