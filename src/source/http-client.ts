@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import { Pool } from 'undici';
 import type { Clock } from '../common/clock.ts';
@@ -137,6 +138,9 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     connect: { timeout: config.timeoutMs, rejectUnauthorized: true },
   });
   const limiter = deps.limiter ?? createRateLimiter({ requestsPerSecond: config.requestsPerSecond, clock });
+  // each request on its way, and each waiting its turn, listens to the stop until it ends: more than Node's 10 at once
+  // is no leak (each is removed), so Node is not to warn of one on stderr
+  if (stop) setMaxListeners(0, stop);
 
   async function attempt(target: RequestTarget, body: string | undefined, options: CallOptions = {}): Promise<unknown> {
     stop?.throwIfAborted();
