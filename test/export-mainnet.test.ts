@@ -16,10 +16,13 @@ describe('exporting the mainnet fixture', () => {
 
   const contracts = () => [...new Set(suite.dataset.transfers.map((t) => t.contractAddress))].sort();
   /** Fresh metrics for one run, and how many transfers its bloom check checked (`erc20_etl_transfers_bloom_checked_total`). */
-  const countingMetrics = (): { metrics: RunMetrics; bloomChecked(job: string): Promise<number> } => {
+  const countingMetrics = (): { metrics: RunMetrics; bloomChecked(job: string): Promise<number>; total(name: string): Promise<number> } => {
     const registry = new Registry();
     return {
       metrics: createRunMetrics(registry),
+      async total(name) {
+        return (await registry.getSingleMetric(name)!.get()).values.reduce((a, v) => a + v.value, 0);
+      },
       async bloomChecked(job) {
         const metric = await registry.getSingleMetric('erc20_etl_transfers_bloom_checked_total')!.get();
         return metric.values.filter((v) => v.labels.job === job).reduce((a, v) => a + v.value, 0);
@@ -127,6 +130,7 @@ describe('exporting the mainnet fixture', () => {
       const addresses = [...new Set(rows.map((t) => t.contractAddress))].sort();
       expect(rows.length).toBeGreaterThan(200);
       const counting = countingMetrics();
+      await fetch(`${suite.devnet.origin}/__control/reset-stats`, { method: 'POST' });
       const nodeJob = job(
         'mainnet-fixture-node',
         addresses.map((address) => ({ address, ...span })),
@@ -136,6 +140,11 @@ describe('exporting the mainnet fixture', () => {
       expect(summary.totals.rowsInserted).toBe(rows.length);
       expect(await warehouseTransfers(own.warehouse)).toEqual(rows);
       expect(await counting.bloomChecked('mainnet-fixture-node')).toBe(rows.length);
+      // the eth_getLogs calls the node answered, none refused (no caps here)
+      const calls = (await suite.devnet.stats()).rpcCalls['eth_getLogs'];
+      expect(calls).toBeGreaterThan(0);
+      expect(await counting.total('erc20_etl_logs_calls_total')).toBe(calls);
+      expect(await counting.total('erc20_etl_logs_refused_total')).toBe(0);
     } finally {
       await own.drop();
     }

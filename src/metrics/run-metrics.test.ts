@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { createSourceCounters } from '../common/source-counters.ts';
 import { jobSeries } from './job-series.ts';
 import { createRunMetrics } from './run-metrics.ts';
 
@@ -68,6 +69,23 @@ describe('run metrics', () => {
     const text = await registry.metrics();
     expect(text).toMatch(/^erc20_etl_transfer_requests_total 0$/m);
     expect(text).toMatch(/^erc20_etl_retries_total 0$/m);
+  });
+
+  it("counts a node source's eth_getLogs calls, refusals and timeouts, through a run and after it ended", async () => {
+    const registry = new Registry();
+    const metrics = createRunMetrics(registry);
+    const value = async (name: string) => (await series(registry, name))[0]?.value;
+    const counters = { ...createSourceCounters(), logsCalls: 5, logsRefused: 2, logsTimedOut: 1 };
+    const untrack = metrics.trackSource(counters);
+    expect(await value('erc20_etl_logs_calls_total')).toBe(5);
+    counters.logsCalls = 9;
+    counters.logsRefused = 3;
+    untrack();
+    // a builder source's counters (none of these) alongside
+    metrics.trackSource({ ...createSourceCounters(), logsCalls: undefined, logsRefused: undefined, logsTimedOut: undefined });
+    expect(await value('erc20_etl_logs_calls_total')).toBe(9);
+    expect(await value('erc20_etl_logs_refused_total')).toBe(3);
+    expect(await value('erc20_etl_logs_timed_out_total')).toBe(1);
   });
 
   it('takes a job without "chain" for chain 1, as a run does', () => {

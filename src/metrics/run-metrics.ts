@@ -29,7 +29,7 @@ export interface RunMetrics {
   readonly registry: Registry;
 }
 
-const SOURCE_COUNTS = ['transferRequests', 'rpcPosts', 'headerCalls', 'retries', 'rateLimited'] as const;
+const SOURCE_COUNTS = ['transferRequests', 'rpcPosts', 'headerCalls', 'retries', 'rateLimited', 'logsCalls', 'logsRefused', 'logsTimedOut'] as const;
 
 /** The labels of a job's series: the chain id as decimal text. */
 const labelsOf = (of: JobSeries) => ({ job: of.job, chain: String(of.chain) });
@@ -44,7 +44,8 @@ const labelsOf = (of: JobSeries) => ({ job: of.job, chain: String(of.chain) });
 export function createRunMetrics(registry: Registry): RunMetrics {
   const live = new Set<SourceCounters>();
   const ended = createSourceCounters();
-  const sum = (key: (typeof SOURCE_COUNTS)[number]) => [...live].reduce((a, c) => a + c[key], ended[key]);
+  // a node source's eth_getLogs counts are optional in the counters (none for a builder source)
+  const sum = (key: (typeof SOURCE_COUNTS)[number]) => [...live].reduce((a, c) => a + (c[key] ?? 0), ended[key] ?? 0);
   const errorKinds = () => {
     const total = new Map<string, number>();
     for (const c of [ended, ...live]) for (const [kind, n] of Object.entries(c.errors)) total.set(kind, (total.get(kind) ?? 0) + n);
@@ -69,6 +70,11 @@ export function createRunMetrics(registry: Registry): RunMetrics {
   following('erc20_etl_header_calls_total', 'erigon_getHeaderByHash calls sent.', () => sum('headerCalls'));
   following('erc20_etl_retries_total', 'HTTP requests that were retried.', () => sum('retries'));
   following('erc20_etl_rate_limited_total', 'HTTP answers 429 (rate limited).', () => sum('rateLimited'));
+  following('erc20_etl_logs_calls_total', 'eth_getLogs calls sent (a node source).', () => sum('logsCalls'));
+  following('erc20_etl_logs_refused_total', 'eth_getLogs calls refused as too large, or unanswered within --rpc-timeout, and asked again over fewer blocks.', () =>
+    sum('logsRefused'),
+  );
+  following('erc20_etl_logs_timed_out_total', 'Of the refused eth_getLogs calls, those unanswered within --rpc-timeout.', () => sum('logsTimedOut'));
   const reportedErrors = new Map<string, number>();
   new Counter({
     name: 'erc20_etl_request_errors_total',
@@ -128,7 +134,7 @@ export function createRunMetrics(registry: Registry): RunMetrics {
       live.add(counters);
       return () => {
         if (!live.delete(counters)) return;
-        for (const key of SOURCE_COUNTS) ended[key] += counters[key];
+        for (const key of SOURCE_COUNTS) ended[key] = (ended[key] ?? 0) + (counters[key] ?? 0);
         for (const [kind, n] of Object.entries(counters.errors)) ended.errors[kind] = (ended.errors[kind] ?? 0) + n;
       };
     },
