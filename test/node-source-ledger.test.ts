@@ -165,7 +165,7 @@ describe('erc20-etl with a node source', () => {
     expect(refusedFirst).toBeGreaterThan(0);
     // the calls the node got and the ones it refused, as the node counted them
     expect(first.stdout).toContain(
-      `  eth_getLogs: ${spans.length} calls, ${refusedFirst} refused and asked again over fewer blocks; 1000 blocks per call learned, the next run of the job starts there\n`,
+      `  eth_getLogs: ${spans.length} calls, ${refusedFirst} refused and asked again in smaller calls; 1000 blocks per call learned, the next run of the job starts there\n`,
     );
     const { rows } = await target.warehouse.pool.query<{ job: string; endpoint_host: string; blocks: number }>(
       'SELECT job, endpoint_host, blocks FROM logs_ranges WHERE endpoint_host = $1',

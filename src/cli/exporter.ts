@@ -39,7 +39,7 @@ export interface ExportSummary extends RunSummary {
   logsRange?: number;
   /** Whether `logsRange` was stored for the next run (false: storing it failed, and a warning said why). */
   logsRangeKept?: boolean;
-  /** A node source's `eth_getLogs` calls, those refused (for size, or unanswered in time) and asked again over fewer blocks, and of those the ones unanswered in time. */
+  /** A node source's `eth_getLogs` calls, those refused (for size, or unanswered in time) and asked again in smaller calls, and of those the ones unanswered in time. */
   logsCalls?: LogsCalls;
 }
 

@@ -37,9 +37,10 @@ describe('summaryText', () => {
       summaryText({ ...run, logsCalls, ...(logsRange !== undefined && { logsRange }) }).split('\n')[4];
     expect(line({ calls: 158, refused: 0, timedOut: 0 }, 1500)).toBe('  eth_getLogs: 158 calls, none refused; 1500 blocks per call learned, the next run of the job starts there');
     expect(line({ calls: 158, refused: 3, timedOut: 1 }, 1500)).toBe(
-      '  eth_getLogs: 158 calls, 3 refused (1 unanswered within --rpc-timeout) and asked again over fewer blocks; 1500 blocks per call learned, the next run of the job starts there',
+      '  eth_getLogs: 158 calls, 3 refused (1 unanswered within --rpc-timeout) and asked again in smaller calls; 1500 blocks per call learned, the next run of the job starts there',
     );
-    expect(line({ calls: 1, refused: 1, timedOut: 1 })).toBe('  eth_getLogs: 1 call, 1 refused (all unanswered within --rpc-timeout) and asked again over fewer blocks');
+    expect(line({ calls: 9, refused: 2, timedOut: 2 })).toBe('  eth_getLogs: 9 calls, 2 refused (all unanswered within --rpc-timeout) and asked again in smaller calls');
+    expect(line({ calls: 1, refused: 1, timedOut: 1 })).toBe('  eth_getLogs: 1 call, 1 refused (unanswered within --rpc-timeout) and asked again in smaller calls');
     expect(summaryText({ ...run, logsCalls: { calls: 2, refused: 0, timedOut: 0 }, logsRange: 9, logsRangeKept: false }).split('\n')[4]).toMatch(
       /^ {2}eth_getLogs: 2 calls, none refused; 9 blocks per call learned, but it could not be stored/,
     );

@@ -40,15 +40,15 @@ export function summaryText(s: SummaryInput): string {
 }
 
 /**
- * How many `eth_getLogs` calls a run sent and how many were refused (each asked again over fewer blocks): a
+ * How many `eth_getLogs` calls a run sent and how many were refused (each asked again in smaller calls: fewer blocks, or one block's contracts apart): a
  * provider may bill refused calls too, and many say its range or `--rpc-timeout` is too tight for the chain.
  *
- * @example logsCallsText({ calls: 158, refused: 3, timedOut: 1 }) // → '158 calls, 3 refused (1 unanswered within --rpc-timeout) and asked again over fewer blocks'
+ * @example logsCallsText({ calls: 158, refused: 3, timedOut: 1 }) // → '158 calls, 3 refused (1 unanswered within --rpc-timeout) and asked again in smaller calls'
  */
 export function logsCallsText(c: LogsCalls): string {
   if (c.refused === 0) return `${c.calls} call${c.calls === 1 ? '' : 's'}, none refused`;
-  const timedOut = c.timedOut > 0 ? ` (${c.timedOut === c.refused ? 'all' : c.timedOut} unanswered within --rpc-timeout)` : '';
-  return `${c.calls} call${c.calls === 1 ? '' : 's'}, ${c.refused} refused${timedOut} and asked again over fewer blocks`;
+  const timedOut = c.timedOut > 0 ? ` (${c.timedOut === c.refused ? (c.refused === 1 ? '' : 'all ') : `${c.timedOut} `}unanswered within --rpc-timeout)` : '';
+  return `${c.calls} call${c.calls === 1 ? '' : 's'}, ${c.refused} refused${timedOut} and asked again in smaller calls`;
 }
 
 /**

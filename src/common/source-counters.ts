@@ -16,7 +16,7 @@ export interface SourceCounters {
   rateLimited: number;
   /** `eth_getLogs` calls sent (a node source). Optional, like `logsRefused`, so counters written out by older code stay valid. */
   logsCalls?: number;
-  /** `eth_getLogs` calls refused as too large, or unanswered in time (`--rpc-timeout`), and asked again over fewer blocks. */
+  /** `eth_getLogs` calls refused as too large, or unanswered in time (`--rpc-timeout`), and asked again in smaller calls. */
   logsRefused?: number;
   /** Of `logsRefused`, the calls unanswered within `--rpc-timeout`. */
   logsTimedOut?: number;

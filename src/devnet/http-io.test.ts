@@ -39,6 +39,18 @@ describe('send buffers', () => {
       { jsonrpc: '2.0', id: 1, result: Array.from({ length: 65 }, () => 'x'.repeat(100_000)) },
       { jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'query returned more than 10000 results' }, result: undefined },
       [],
+      // short elements first, then long ones of many-byte characters: the memory the first group sized grows
+      { jsonrpc: '2.0', id: 2, result: Array.from({ length: 500 }, (_, i) => (i < 64 ? i : `🦄 Éther ✓ ${'€'.repeat(3_000)} ${i}`)) },
+      // a batch larger than a group with an answer left out, and values of other kinds: as JSON.stringify writes them
+      Array.from({ length: 70 }, (_, i) => (i === 5 ? undefined : { id: i, result: i })),
+      {
+        id: 3,
+        result: Object.assign(
+          Array.from({ length: 100 }, (_, i) => i),
+          { toJSON: () => 'own' },
+        ),
+      },
+      Object.assign(Object.create({ result: logs }) as object, { id: 4 }),
     ];
     for (const value of values) {
       const bytes = jsonBytes(value, buffers);

@@ -86,13 +86,15 @@ export function jsonBytes(value: unknown, buffers: SendBuffers): Buffer {
 
 /** Writes `value`'s JSON text; `outer`: it may be a batch, or an answer whose `result` is large. */
 function writeJson(value: unknown, out: BodyWriter, outer: boolean): void {
-  if (Array.isArray(value) && value.length > GROUP) {
-    writeArray(value, out, outer);
+  const batch = outer ? largeArray(value) : undefined;
+  if (batch) {
+    writeArray(batch, out, true);
     return;
   }
-  const result = outer && isPlainObject(value) ? value.result : undefined;
-  if (!Array.isArray(result) || result.length <= GROUP) {
-    out.write(JSON.stringify(value));
+  const result = outer ? largeResult(value) : undefined;
+  if (!result) {
+    // an answer a batch leaves out (none is) would be `null` in the batch's text, as JSON.stringify writes it
+    out.write(JSON.stringify(value) ?? 'null');
     return;
   }
   // the answer's text with a marker in its `result`'s place (random: no other value of the answer holds it), then
@@ -123,17 +125,29 @@ function writeArray(items: readonly unknown[], out: BodyWriter, batch: boolean):
   out.write(']');
 }
 
-/** About the size of `value`'s text, from its first group when it holds a large array (a little over is better than under). */
+/**
+ * About the size of `value`'s text: from the first group of a large `result` (a little over is better than under);
+ * anything else starts at 64 KB and grows (a batch's first answers may be large ones, not worth making twice).
+ */
 function sizeHint(value: unknown): number {
-  const result = isPlainObject(value) ? value.result : undefined;
-  const items = Array.isArray(value) ? value : Array.isArray(result) ? result : undefined;
-  if (items === undefined || items.length <= GROUP) return 64 * 1024;
-  const first = JSON.stringify(items.slice(0, GROUP)).length;
-  return Math.ceil((first * items.length * 1.1) / GROUP) + 64 * 1024;
+  const result = largeResult(value);
+  if (!result) return 64 * 1024;
+  const first = JSON.stringify(result.slice(0, GROUP)).length;
+  return Math.ceil((first * result.length * 1.1) / GROUP) + 64 * 1024;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+/**
+ * The arrays written a group at a time: plain data as an answer is made (JSON.stringify of the whole gives the same
+ * text). A value of another kind (one with `toJSON`, a class's instance, an inherited `result`) is written whole.
+ */
+function largeArray(value: unknown): unknown[] | undefined {
+  return Array.isArray(value) && value.length > GROUP && !('toJSON' in value) ? value : undefined;
+}
+
+function largeResult(value: unknown): unknown[] | undefined {
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype || !Object.hasOwn(value, 'result')) return undefined;
+  if (!Object.prototype.propertyIsEnumerable.call(value, 'result')) return undefined;
+  return largeArray((value as { result: unknown }).result);
 }
 
 interface BodyWriter {

@@ -71,7 +71,7 @@ export function createRunMetrics(registry: Registry): RunMetrics {
   following('erc20_etl_retries_total', 'HTTP requests that were retried.', () => sum('retries'));
   following('erc20_etl_rate_limited_total', 'HTTP answers 429 (rate limited).', () => sum('rateLimited'));
   following('erc20_etl_logs_calls_total', 'eth_getLogs calls sent (a node source).', () => sum('logsCalls'));
-  following('erc20_etl_logs_refused_total', 'eth_getLogs calls refused as too large, or unanswered within --rpc-timeout, and asked again over fewer blocks.', () =>
+  following('erc20_etl_logs_refused_total', 'eth_getLogs calls refused as too large, or unanswered within --rpc-timeout, and asked again in smaller calls.', () =>
     sum('logsRefused'),
   );
   following('erc20_etl_logs_timed_out_total', 'Of the refused eth_getLogs calls, those unanswered within --rpc-timeout.', () => sum('logsTimedOut'));
