@@ -6,7 +6,7 @@ import type { ReportFlags } from './report-action.ts';
 import type { SourceFlags } from './export-action.ts';
 import type { ProbeFlags } from './probe-action.ts';
 
-const RPC_TIMEOUT_HELP = 'node sources: how long one JSON-RPC call may go unanswered before it is asked again over fewer blocks (default 30)';
+const RPC_TIMEOUT_HELP = 'node sources: how long one JSON-RPC call may go unanswered before it is asked again in smaller calls (default 30)';
 const TIME_BUDGET_HELP = "write where the run's wall time went (parse, copy, commit, headers, api, other; seconds, as JSON) to this file";
 
 /**

@@ -26,7 +26,7 @@ export function registerQueueCommands(program: Command): void {
         .option('--schedule', 'also fire the "schedule" of the job files in --jobs (once across all workers)')
         .option('--jobs <dir>', 'where --schedule finds job files (default: jobs)')
         .option('--dead-after <seconds>', 'a worker not heard from for this long is taken for dead and its tasks go to others, 5 to 86400 (default 60)')
-        .option('--rpc-timeout <seconds>', 'node jobs: how long one JSON-RPC call may go unanswered before it is asked again over fewer blocks (default 30)'),
+        .option('--rpc-timeout <seconds>', 'node jobs: how long one JSON-RPC call may go unanswered before it is asked again in smaller calls (default 30)'),
     ),
     true,
   ).action(async (flags: ConnectionFlags & MetricsFlags & WorkerFlags) => {

@@ -42,6 +42,16 @@ export interface ChunkDeps {
  */
 const UNANNOUNCED_PAGES = 24;
 
+/**
+ * The rows a chunk's unannounced pages may hold, as {@link UNANNOUNCED_PAGES} full builder pages do: a node source's
+ * page is one `eth_getLogs` answer's share (thousands of logs), and while the announcements lag (each page's headers
+ * are looked up and stored through round trips to PostgreSQL) a chunk would otherwise hold 24 such pages. Measured on
+ * 1,000,000 transfers through the node source with PostgreSQL behind a proxy adding 10 ms each way: peak RSS 226–251 MB
+ * without this bound, 204–212 MB with it (30 ms: 266 and 211 MB); with no added latency 175–187 and 180–182 MB, and the
+ * same wall time.
+ */
+export const UNANNOUNCED_ROWS = 24_000;
+
 export interface ChunkTask {
   job: string;
   runId: string;
@@ -108,13 +118,22 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   };
   let prefetched: Promise<TransfersPage> | undefined;
   // pages written into the group, announced in order once committed; the first failure among them stops the chunk
-  const unannounced: Promise<void>[] = [];
+  const unannounced: { announced: Promise<void>; rows: number }[] = [];
+  let unannouncedRows = 0;
   let announced: Promise<void> = Promise.resolve();
   let announceFailure: { error: unknown } | undefined;
-  /** Waits until at most `left` grouped pages are unannounced, committing the group's transaction if they wait for it. */
-  const announce = async (left: number) => {
-    if (unannounced.length > left) await group?.flush();
-    while (unannounced.length > left) await unannounced.shift();
+  /**
+   * Waits until at most `left` grouped pages, holding at most `rows` rows, are unannounced (the newest page may hold more
+   * alone), committing the group's transaction if they wait for it.
+   */
+  const announce = async (left: number, rows = Number.POSITIVE_INFINITY) => {
+    const over = () => unannounced.length > left || (unannounced.length > 1 && unannouncedRows > rows);
+    if (over()) await group?.flush();
+    while (over()) {
+      const oldest = unannounced.shift()!;
+      await oldest.announced;
+      unannouncedRows -= oldest.rows;
+    }
     if (announceFailure) throw announceFailure.error;
   };
   let loopFailed = false;
@@ -213,8 +232,9 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
             announceFailure ??= { error };
           }
         });
-        unannounced.push(announced);
-        await announce(UNANNOUNCED_PAGES);
+        unannounced.push({ announced, rows: committedPage.transfers.length });
+        unannouncedRows += committedPage.transfers.length;
+        await announce(UNANNOUNCED_PAGES, UNANNOUNCED_ROWS);
       } else await events.onPage(counts!, covered, page);
       frontier = newFrontier;
       spanState = span.next;
