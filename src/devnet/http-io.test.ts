@@ -51,6 +51,10 @@ describe('send buffers', () => {
         ),
       },
       Object.assign(Object.create({ result: logs }) as object, { id: 4 }),
+      // an answer with a toJSON of its own, and elements whose toJSON is handed their index (a batch's: theirs)
+      { id: 5, result: Array.from({ length: 100 }, (_, i) => i), toJSON: () => ({ replaced: true }) },
+      { id: 6, result: Array.from({ length: 100 }, () => ({ toJSON: (key: string) => key })) },
+      Array.from({ length: 100 }, (_, i) => ({ id: i, result: i, toJSON: (key: string) => key })),
     ];
     for (const value of values) {
       const bytes = jsonBytes(value, buffers);

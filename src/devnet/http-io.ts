@@ -102,6 +102,11 @@ function writeJson(value: unknown, out: BodyWriter, outer: boolean): void {
   const marker = `"~result:${randomBytes(12).toString('hex')}"`;
   const text = JSON.stringify({ ...(value as Record<string, unknown>), result: marker.slice(1, -1) });
   const at = text.indexOf(marker);
+  if (at < 0) {
+    // the answer's text does not hold its `result` as given (a `toJSON` or a replaced value): written whole
+    out.write(JSON.stringify(value));
+    return;
+  }
   out.write(text.slice(0, at));
   writeArray(result, out, false);
   out.write(text.slice(at + marker.length));
@@ -138,14 +143,20 @@ function sizeHint(value: unknown): number {
 
 /**
  * The arrays written a group at a time: plain data as an answer is made (JSON.stringify of the whole gives the same
- * text). A value of another kind (one with `toJSON`, a class's instance, an inherited `result`) is written whole.
+ * text). A value of another kind (one with `toJSON`, a class's instance, an inherited `result`) is written whole, and
+ * so is an array with an element that has `toJSON` (JSON.stringify hands it its index in the whole array as its key).
  */
 function largeArray(value: unknown): unknown[] | undefined {
-  return Array.isArray(value) && value.length > GROUP && !('toJSON' in value) ? value : undefined;
+  return Array.isArray(value) && value.length > GROUP && !hasToJson(value) && !value.some(hasToJson) ? value : undefined;
+}
+
+function hasToJson(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && 'toJSON' in value;
 }
 
 function largeResult(value: unknown): unknown[] | undefined {
   if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype || !Object.hasOwn(value, 'result')) return undefined;
+  if (hasToJson(value)) return undefined;
   if (!Object.prototype.propertyIsEnumerable.call(value, 'result')) return undefined;
   return largeArray((value as { result: unknown }).result);
 }
