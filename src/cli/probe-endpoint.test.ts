@@ -183,6 +183,21 @@ describe('probeEndpoint, a node source', () => {
     expect(refusing.missing).toEqual(['eth_getLogs (-32000 "request too heavy, try fewer blocks")']);
   });
 
+  it('fails naming eth_getLogs when no call is answered in time, or every one is refused for size, however small', async () => {
+    const hanging = await probeEndpoint(fake({ hangAbove: 0 }));
+    expect(hanging.logs?.method).toBe('failed');
+    expect(hanging.logs?.calls.length).toBeGreaterThan(1);
+    expect(hanging.logs?.calls.every((c) => c.outcome === 'timeout')).toBe(true);
+    expect(hanging.missing).toEqual([
+      `eth_getLogs (none of ${hanging.logs?.calls.length} calls was answered, down to ${hanging.logs?.smallestRefused} blocks; the last: no answer within 30 s)`,
+    ]);
+    expect(probeText(hanging, 'x')).toContain('missing:');
+
+    const tooSmall = await probeEndpoint(fake({ maxRange: 0, style: 'infura' }));
+    expect(tooSmall.logs?.method).toBe('failed');
+    expect(tooSmall.missing[0]).toMatch(/^eth_getLogs \(none of \d+ calls was answered, down to \d+ blocks; the last: -32602 "range \d+ exceeds limit of 0"\)$/);
+  });
+
   it('needs one of the header methods: eth_getBlockByHash where there is no Erigon', async () => {
     const geth = await probeEndpoint(fake({ erigon: false }));
     expect(geth.erigonGetHeaderByHash.supported).toBe('no');

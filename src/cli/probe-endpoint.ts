@@ -268,10 +268,14 @@ async function probeLogs(deps: ProbeDeps, head: number | undefined): Promise<Log
     }
     ask = nextLogsAsk(out, anchored);
   }
+  const last = out.calls.at(-1);
   if (out.method === 'not asked') {
     out.method = 'failed';
-    const last = out.calls.at(-1);
     out.error = last && last.outcome !== 'answered' ? last.message : 'no answer';
+  } else if (out.method === 'yes' && !out.accepted) {
+    // refused for size or unanswered down to the smallest span asked: a node source could read nothing through it
+    out.method = 'failed';
+    out.error = `none of ${out.calls.length} calls was answered, down to ${out.smallestRefused} blocks${last && last.outcome !== 'answered' ? `; the last: ${last.message}` : ''}`;
   }
   return out;
 }

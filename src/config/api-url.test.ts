@@ -51,6 +51,10 @@ describe('parseApiUrl', () => {
       // a key anywhere in the path, not only at its end
       const quicknode = parseApiUrl('https://name.example.pro/0123456789abcdef/eth', undefined, 'node');
       expect(quicknode.redact('GET /0123456789abcdef/eth: 0123456789abcdef')).toBe('GET /<redacted>: <redacted>');
+      // echoed in another case, or with characters a pattern would read as its own
+      const shouting = parseApiUrl('https://node.example/v2/Xy9SecretKey.q+7?apikey=Ab(cd)Ef$1', undefined, 'node');
+      expect(shouting.redact('PATH=/V2/XY9SECRETKEY.Q+7 KEY=AB(CD)EF$1 key xy9secretkey.q+7...')).toBe('PATH=/<redacted> KEY=<redacted> key <redacted>...');
+      expect(shouting.redact('XY9SECRETKEYxq+7 ab(cd)ef')).toBe('XY9SECRETKEYxq+7 ab(cd)ef');
     });
 
     it('keeps a key in the query or in user info for the client to send, and redacts it, the host alone left', () => {

@@ -92,7 +92,7 @@ function nodeEndpoint(url: URL, segments: readonly string[]): ApiEndpoint {
     host: url.host,
     redact: (value: string) =>
       replaceAll(
-        paths.reduce((out, secret) => out.split(secret).join('/<redacted>'), value),
+        paths.reduce((out, secret) => replaceIgnoringCase(out, secret, '/<redacted>'), value),
         parts,
       ),
   });
@@ -132,17 +132,24 @@ const CUT_MARKS = ['...', '…'];
 /**
  * Each secret replaced by `<redacted>`; and the start of one (4 characters or more) where a message cut it short, just
  * before a cut mark: a provider's text quoted and shortened before anything redacted it must not keep most of a key.
+ * Case is ignored: a provider may echo a path or a key in capitals.
  */
 function replaceAll(value: string, secrets: readonly string[]): string {
-  let out = secrets.reduce((text, secret) => text.split(secret).join('<redacted>'), value);
+  let out = secrets.reduce((text, secret) => replaceIgnoringCase(text, secret, '<redacted>'), value);
   if (!CUT_MARKS.some((mark) => out.includes(mark))) return out;
   for (const secret of secrets) {
     for (let length = secret.length - 1; length >= MIN_KEY_LENGTH; length--) {
       const start = secret.slice(0, length);
-      for (const mark of CUT_MARKS) out = out.split(`${start}${mark}`).join(`<redacted>${mark}`);
+      for (const mark of CUT_MARKS) out = replaceIgnoringCase(out, `${start}${mark}`, `<redacted>${mark}`);
     }
   }
   return out;
+}
+
+/** `text` with every occurrence of `secret`, in any case, replaced by `by`. */
+function replaceIgnoringCase(text: string, secret: string, by: string): string {
+  if (!text.toLowerCase().includes(secret.toLowerCase())) return text;
+  return text.replace(new RegExp(secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), () => by);
 }
 
 function decodeURIComponentSafe(text: string): string {

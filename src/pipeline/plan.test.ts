@@ -54,6 +54,24 @@ describe('planRun', () => {
     expect(short.ranges[0]).toMatchObject({ fromBlock: 880, toBlock: 1000 });
   });
 
+  it('reads an open-ended contract from its fromBlock again when it moved before the first block the job covered, saying so', () => {
+    const covered = { lastCovered: new Map([[A, 900]]), firstCovered: new Map([[A, 400]]) };
+    const moved = planRun({ ...base, contracts: [{ address: A, fromBlock: 100 }], ...covered });
+    expect(moved.ranges[0]).toMatchObject({ fromBlock: 100, toBlock: 1000 });
+    expect(moved.notes).toEqual([
+      {
+        contract: A,
+        level: 'warn',
+        message:
+          "fromBlock 100 is before the first block this job covered (400): reading 100–1000, the blocks covered already included (their rows are compared with the warehouse's, not written again)",
+      },
+    ]);
+    // where it starts at or after the first covered block, from the last end minus finality, as before
+    const same = planRun({ ...base, contracts: [{ address: A, fromBlock: 400 }], ...covered });
+    expect(same.ranges[0]).toMatchObject({ fromBlock: 837, toBlock: 1000 });
+    expect(same.notes).toEqual([]);
+  });
+
   it('leaves a contract that starts past the head alone, saying so', () => {
     const plan = planRun({
       ...base,

@@ -19,6 +19,8 @@ export interface PlanInput {
   chunks: number;
   /** The highest block this job has covered per contract, if any. */
   lastCovered: ReadonlyMap<string, number>;
+  /** The lowest block this job has covered per contract, if any: a `fromBlock` moved before it is read from there. */
+  firstCovered?: ReadonlyMap<string, number>;
 }
 
 export interface PlannedRange extends BlockSpan {
@@ -35,7 +37,8 @@ export interface Plan {
 /**
  * Decides what a run reads, per contract: an explicit `toBlock` is capped at the head (with a warning);
  * without one the contract runs to the head, from where the job last ended minus `finality` blocks
- * (or from `fromBlock` the first time). Pure: everything it needs is passed in.
+ * (or from `fromBlock` the first time, or when `fromBlock` moved before the first block the job covered, with a
+ * warning). Pure: everything it needs is passed in.
  *
  * @example planRun({ contracts: [{ address: a, fromBlock: 100 }], head: 500, finality: 64, chunks: 2,
  *   lastCovered: new Map([[a, 400]]) }) // → one range 337…500 in 2 chunks
@@ -57,7 +60,14 @@ export function planRun(input: PlanInput): Plan {
       toBlock = input.head;
     }
     const last = input.lastCovered.get(c.address);
-    if (c.toBlock === undefined && last !== undefined) {
+    const first = input.firstCovered?.get(c.address);
+    if (c.toBlock === undefined && last !== undefined && first !== undefined && c.fromBlock < first) {
+      // the job's fromBlock moved before what it covered: the blocks added are read with the rest, which writes nothing again
+      const message =
+        `fromBlock ${c.fromBlock} is before the first block this job covered (${first}): reading ${c.fromBlock}–${toBlock}, ` +
+        `the blocks covered already included (their rows are compared with the warehouse's, not written again)`;
+      notes.push({ contract: c.address, level: 'warn', message });
+    } else if (c.toBlock === undefined && last !== undefined) {
       fromBlock = Math.max(c.fromBlock, last - input.finality + 1);
     }
     if (fromBlock > toBlock) {

@@ -3,7 +3,7 @@ import type { JobConfig } from '../config/job-schema.ts';
 import { JobLockedError } from '../pipeline/errors.ts';
 import { planRun } from '../pipeline/plan.ts';
 import { checkJobNameChain } from '../pipeline/chain-guard.ts';
-import { lastCoveredBlocks } from '../warehouse/coverage.ts';
+import { firstCoveredBlocks, lastCoveredBlocks } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { takeEnqueueTurn } from '../warehouse/enqueue-lock.ts';
 import { addTaskUnlessRunning } from '../warehouse/queue-tasks.ts';
@@ -60,6 +60,7 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
       finality: job.finality,
       chunks: 2 * job.concurrency,
       lastCovered: await lastCoveredBlocks(trx, chainId, job.name, contracts),
+      firstCovered: await firstCoveredBlocks(trx, chainId, job.name, contracts),
     });
     for (const note of plan.notes) deps.logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
     for (const contract of busy) {
