@@ -430,8 +430,17 @@ describe('erc20-etl status', () => {
         const bounded = await runCli(['status', file], { env });
         expect(bounded.code, bounded.stderr).toBe(0);
         expect(bounded.stdout).toMatch(/lag: +0 blocks behind its toBlock \(799\) in the job file; the head is 899/);
+        expect(bounded.stdout).not.toContain('not read:');
         const boundedJson = JSON.parse((await runCli(['status', file, '--json'], { env })).stdout) as { contracts: { contract: string; lag: number | null }[] };
-        expect(boundedJson.contracts).toEqual([expect.objectContaining({ contract: a, lag: 0 })]);
+        expect(boundedJson.contracts).toEqual([expect.objectContaining({ contract: a, lag: 0, notRead: [] })]);
+        // a job file that starts the contract before the covered blocks: those blocks are shown as not read yet
+        const earlier = join(dir, 'earlier.json');
+        writeFileSync(earlier, JSON.stringify({ name: 'earlier', chain: 1, contracts: [{ address: a, fromBlock: 450 }] }));
+        const before = await runCli(['status', earlier], { env });
+        expect(before.code, before.stderr).toBe(0);
+        expect(before.stdout).toMatch(/covered: +500–600, 700–799\n {2}not read: +450–499 \(from the job file's fromBlock; its next run reads them\)\n {2}gaps: +601–699/);
+        const beforeJson = JSON.parse((await runCli(['status', earlier, '--json'], { env })).stdout) as { contracts: unknown[] };
+        expect(beforeJson.contracts).toEqual([expect.objectContaining({ contract: a, notRead: [{ fromBlock: 450, toBlock: 499 }] })]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

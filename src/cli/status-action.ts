@@ -54,7 +54,8 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
             headChainId: known?.chainId ?? null,
             chains,
             // lag: blocks left to the head, or to the job file's toBlock (null where the head is not known)
-            contracts: contracts.map((c) => ({ ...c, lag: lagOf(c, endpoint, boundOf(job, c)) ?? null })),
+            // notRead (with a job file): its blocks of the contract before the first covered, which its next run reads
+            contracts: contracts.map((c) => ({ ...c, ...(job && { notRead: notReadOf(job, c) }), lag: lagOf(c, endpoint, boundOf(job, c)) ?? null })),
             queue: queue ?? null,
             ...(queueUnreadable && { queueUnreadable }),
           },
@@ -73,9 +74,11 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
         process.stdout.write(`chain ${s.chainId}\n`);
       }
       const lag = lagText(s, endpoint, boundOf(job, s));
+      const notRead = notReadOf(job, s);
       process.stdout.write(
         `${s.contract}${s.symbol ? ` (${printable(s.symbol)})` : ''}\n` +
           `  covered:     ${s.covered.map(span).join(', ') || 'nothing yet'}\n` +
+          (notRead.length ? `  not read:    ${notRead.map(span).join(', ')} (from the job file's fromBlock; its next run reads them)\n` : '') +
           `  gaps:        ${s.gaps.map(span).join(', ') || 'none'}\n` +
           (s.inProgress.length ? `  in progress: ${s.inProgress.map(span).join(', ')} (${inProgressText(s.lastRun)})\n` : '') +
           `  rows:        ${s.rows}\n` +
@@ -141,8 +144,20 @@ function lagOf(s: ContractStatus, endpoint: EndpointHead | undefined, bound: num
 
 /** The last block the job file asks of the contract (its `toBlock`), when status was given one of its chain. */
 function boundOf(job: JobConfig | undefined, s: ContractStatus): number | undefined {
+  return jobContract(job, s)?.toBlock;
+}
+
+/** The job file's entry of the contract, on the job's chain. */
+function jobContract(job: JobConfig | undefined, s: ContractStatus): JobConfig['contracts'][number] | undefined {
   if (!job || String(jobChain(job).chain) !== s.chainId) return undefined;
-  return job.contracts.find((c) => c.address.toLowerCase() === s.contract.toLowerCase())?.toBlock;
+  return job.contracts.find((c) => c.address.toLowerCase() === s.contract.toLowerCase());
+}
+
+/** The job file's blocks of the contract before the first the warehouse covers (its next run reads them); none when nothing is covered yet. */
+function notReadOf(job: JobConfig | undefined, s: ContractStatus): { fromBlock: number; toBlock: number }[] {
+  const from = jobContract(job, s)?.fromBlock;
+  const first = s.covered[0];
+  return from !== undefined && first && from < first.fromBlock ? [{ fromBlock: from, toBlock: first.fromBlock - 1 }] : [];
 }
 
 /** The endpoint's chain head and chain, or why they are not known. */
