@@ -54,6 +54,22 @@ describe('planRun', () => {
     expect(short.ranges[0]).toMatchObject({ fromBlock: 880, toBlock: 1000 });
   });
 
+  it('warns when the chain head is further below what an open-ended contract covered than its finality', () => {
+    // a few blocks back, as nodes behind one load balancer differ: the last blocks are read again, nothing said
+    const behind = planRun({ ...base, contracts: [{ address: A, fromBlock: 10 }], lastCovered: new Map([[A, 1_030]]) });
+    expect(behind.ranges[0]).toMatchObject({ fromBlock: 967, toBlock: 1000 });
+    expect(behind.notes).toEqual([]);
+    const farBehind = planRun({ ...base, contracts: [{ address: A, fromBlock: 10 }], lastCovered: new Map([[A, 5_000]]) });
+    expect(farBehind.ranges).toEqual([]);
+    expect(farBehind.notes[0]).toEqual({
+      contract: A,
+      level: 'warn',
+      message:
+        'the chain head 1000 is 4000 blocks below block 5000, which this job covered already: the endpoint is behind (a node still syncing, or another chain than it should serve); nothing is read until it catches up',
+    });
+    expect(farBehind.notes.map((n) => n.level)).toEqual(['warn', 'info']);
+  });
+
   it('reads an open-ended contract from its fromBlock again when it moved before the first block the job covered, saying so', () => {
     const covered = { lastCovered: new Map([[A, 900]]), firstCovered: new Map([[A, 400]]) };
     const moved = planRun({ ...base, contracts: [{ address: A, fromBlock: 100 }], ...covered });
