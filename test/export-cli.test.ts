@@ -85,6 +85,15 @@ describe('erc20-etl usage and configuration errors', () => {
     expect(flags.code, flags.stderr).toBe(2);
     for (const problem of [/--contract/, /no chain API/, /--metrics-port: expected a port number/]) expect(flags.stderr).toMatch(problem);
 
+    // a flag of one value given twice is refused, its values not shown (one may hold a password); repeatable ones collect
+    const twice = await runCli(['status', '--database-url', 'postgres://u:pw-one@127.0.0.1:1/x', '--database-url', 'postgres://u:pw-two@127.0.0.1:1/x'], { env: {} });
+    expect(twice.code, twice.stderr).toBe(2);
+    expect(twice.stderr).toContain('--database-url is given twice; give it once');
+    expect(twice.stderr).not.toMatch(/pw-one|pw-two/);
+    const toTwice = await runCli(['backfill', '--contract', 'nope', '--contract', 'nope2', '--from', '1', '--to', '2', '--to', '3'], { env: { DATABASE_URL: '' } });
+    expect(toTwice.code, toTwice.stderr).toBe(2);
+    expect(toTwice.stderr).toContain('--to is given twice; give it once');
+
     // a command refused leaves an earlier time budget as it was
     const earlier = join(tmp, 'earlier-budget.json');
     writeFileSync(earlier, '{"seconds": {"copy": 1}}\n');

@@ -20,7 +20,29 @@ export function buildProgram(): Command {
   registerQueueCommands(program);
   registerDevnet(program);
   registerDemo(program);
+  refuseRepeatedValues(program);
   return program;
+}
+
+/**
+ * A flag that takes one value, given twice (`--to 10 --to 20`), is refused rather than the last taken silently, as
+ * a contract listed twice is; repeatable flags (`--contract`) collect their values through a parser of their own.
+ */
+function refuseRepeatedValues(cmd: Command): void {
+  for (const option of cmd.options) {
+    if (option.parseArg || !(option.required || option.optional)) continue;
+    let given = 0;
+    cmd.on(`option:${option.name()}`, () => {
+      // the values are not shown: one may be a URL with a password or a key in it
+      if (++given === 2) {
+        cmd.error(`error: ${option.long} is given twice; give it once (only one value can be taken)`, {
+          exitCode: EXIT.usage,
+          code: 'erc20-etl.repeatedOption',
+        });
+      }
+    });
+  }
+  for (const sub of cmd.commands) refuseRepeatedValues(sub);
 }
 
 /** Runs the command line; resolves to the process exit code. */
