@@ -50,6 +50,17 @@ describe('log lines on stderr', () => {
     expect(r.stderr).toMatch(/LOG_FORMAT is "xml": expected json .* or pretty /);
   });
 
+  it("write Node's own warnings as log lines: pg's notice on sslmode=require is one JSON line, not text of several", async () => {
+    const r = await runCli(['status', '--database-url', 'postgres://nobody:pw@127.0.0.1:1/x?sslmode=require'], { env: { LOG_FORMAT: 'json' } });
+    expect(r.code, r.stderr).toBe(1);
+    const lines = r.stderr.split('\n').filter(Boolean);
+    const warning = lines.find((line) => line.includes('SECURITY WARNING'));
+    expect(warning).toBeDefined();
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, msg: expect.stringMatching(/^SECURITY WARNING: The SSL modes .*verify-full/s), warning: 'Warning' });
+    // every other line is JSON too, but the command's last word
+    expect(lines.filter((line) => !line.startsWith('{'))).toEqual([expect.stringMatching(/^erc20-etl: Cannot reach the database/)]);
+  });
+
   it('refuse an unknown LOG_LEVEL with exit 2 and one line naming the levels, not a stack trace', async () => {
     for (const args of [
       ['devnet', '--port', '0'],

@@ -6,6 +6,7 @@ import { registerDemo } from './demo-registration.ts';
 import { packageVersion } from './package-version.ts';
 import { registerQueueCommands } from './queue-commands.ts';
 import { printable } from '../common/printable.ts';
+import { createLogger } from '../common/logger.ts';
 
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
@@ -45,8 +46,23 @@ function refuseRepeatedValues(cmd: Command): void {
   for (const sub of cmd.commands) refuseRepeatedValues(sub);
 }
 
+/**
+ * Node's own warnings (a library's deprecation or security notice, such as pg's on `sslmode=require`) as log lines,
+ * JSON under cron like every other line on stderr, instead of Node's bare text of several lines.
+ */
+function logWarning(warning: Error & { code?: string }): void {
+  try {
+    createLogger().warn({ msg: warning.message, warning: warning.name, ...(warning.code && { code: warning.code }) });
+  } catch {
+    // a bad LOG_FORMAT or LOG_LEVEL, which the command itself tells
+    process.stderr.write(`erc20-etl: ${warning.name}: ${printable(warning.message)}\n`);
+  }
+}
+
 /** Runs the command line; resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
+  process.removeAllListeners('warning');
+  process.on('warning', logWarning);
   // a reader that stops early (`erc20-etl status | head`) closes the pipe: what is left to print is dropped, the
   // command goes on to its end (a run still commits and records itself), and no stack trace is printed
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
