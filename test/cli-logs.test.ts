@@ -59,6 +59,10 @@ describe('log lines on stderr', () => {
     expect(JSON.parse(warning!)).toMatchObject({ level: 40, msg: expect.stringMatching(/^SECURITY WARNING: The SSL modes .*verify-full/s), warning: 'Warning' });
     // every other line is JSON too, but the command's last word
     expect(lines.filter((line) => !line.startsWith('{'))).toEqual([expect.stringMatching(/^erc20-etl: Cannot reach the database/)]);
+    // NODE_NO_WARNINGS=1 keeps them quiet, as Node does
+    const quiet = await runCli(['status', '--database-url', 'postgres://nobody:pw@127.0.0.1:1/x?sslmode=require'], { env: { LOG_FORMAT: 'json', NODE_NO_WARNINGS: '1' } });
+    expect(quiet.code, quiet.stderr).toBe(1);
+    expect(quiet.stderr).not.toContain('SECURITY WARNING');
   });
 
   it('refuse an unknown LOG_LEVEL with exit 2 and one line naming the levels, not a stack trace', async () => {

@@ -61,8 +61,11 @@ function logWarning(warning: Error & { code?: string }): void {
 
 /** Runs the command line; resolves to the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  process.removeAllListeners('warning');
-  process.on('warning', logWarning);
+  // NODE_NO_WARNINGS=1 or --no-warnings keep them quiet, as Node would
+  if (process.env['NODE_NO_WARNINGS'] !== '1' && !process.execArgv.includes('--no-warnings')) {
+    process.removeAllListeners('warning');
+    process.on('warning', logWarning);
+  }
   // a reader that stops early (`erc20-etl status | head`) closes the pipe: what is left to print is dropped, the
   // command goes on to its end (a run still commits and records itself), and no stack trace is printed
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

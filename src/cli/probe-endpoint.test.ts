@@ -188,14 +188,21 @@ describe('probeEndpoint, a node source', () => {
     expect(hanging.logs?.method).toBe('failed');
     expect(hanging.logs?.calls.length).toBeGreaterThan(1);
     expect(hanging.logs?.calls.every((c) => c.outcome === 'timeout')).toBe(true);
-    expect(hanging.missing).toEqual([
-      `eth_getLogs (none of ${hanging.logs?.calls.length} calls was answered, down to ${hanging.logs?.smallestRefused} blocks; the last: no answer within 30 s)`,
-    ]);
+    // its last call asks a single block
+    expect(hanging.logs?.calls.at(-1)).toMatchObject({ fromBlock: 1_000_000, toBlock: 1_000_000 });
+    expect(hanging.missing).toEqual([`eth_getLogs (none of ${hanging.logs?.calls.length} calls was answered, down to a single block; the last: no answer within 30 s)`]);
     expect(probeText(hanging, 'x')).toContain('missing:');
 
     const tooSmall = await probeEndpoint(fake({ maxRange: 0, style: 'infura' }));
     expect(tooSmall.logs?.method).toBe('failed');
-    expect(tooSmall.missing[0]).toMatch(/^eth_getLogs \(none of \d+ calls was answered, down to \d+ blocks; the last: -32602 "range \d+ exceeds limit of 0"\)$/);
+    expect(tooSmall.missing[0]).toMatch(/^eth_getLogs \(none of \d+ calls was answered, down to a single block; the last: -32602 "range 1 exceeds limit of 0"\)$/);
+  });
+
+  it('asks a single block with its last call when a small limit the node does not state refused every wider span', async () => {
+    const small = await probeEndpoint(fake({ maxRange: 100, style: 'ankr' }));
+    expect(small.logs?.calls.length).toBe(PROBE_LIMITS.logsCalls);
+    expect(small.logs).toMatchObject({ method: 'yes', accepted: { fromBlock: 1_000_000, toBlock: 1_000_000, blocks: 1 } });
+    expect(small.missing).toEqual([]);
   });
 
   it('needs one of the header methods: eth_getBlockByHash where there is no Erigon', async () => {

@@ -275,7 +275,7 @@ async function probeLogs(deps: ProbeDeps, head: number | undefined): Promise<Log
   } else if (out.method === 'yes' && !out.accepted) {
     // refused for size or unanswered down to the smallest span asked: a node source could read nothing through it
     out.method = 'failed';
-    out.error = `none of ${out.calls.length} calls was answered, down to ${out.smallestRefused} blocks${last && last.outcome !== 'answered' ? `; the last: ${last.message}` : ''}`;
+    out.error = `none of ${out.calls.length} calls was answered, down to ${out.smallestRefused === 1 ? 'a single block' : `${out.smallestRefused} blocks`}${last && last.outcome !== 'answered' ? `; the last: ${last.message}` : ''}`;
   }
   return out;
 }
@@ -287,6 +287,8 @@ function nextLogsAsk(out: LogsFindings, anchored: (blocks: number) => { fromBloc
   const stated = out.statedMaxRange;
   if (refused === null) return undefined; // the first span answered
   if (accepted === undefined) {
+    // the last call left, nothing answered yet: one block tells whether the method answers at all
+    if (out.calls.length === PROBE_LIMITS.logsCalls - 1) return refused > 1 ? anchored(1) : undefined;
     // nothing answered yet: a stated limit below what was refused, else half of it
     const next = stated !== null && stated < refused ? stated : Math.floor(refused / 2);
     return next >= 1 ? anchored(next) : undefined;

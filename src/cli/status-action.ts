@@ -13,6 +13,7 @@ import { chainId as askChainId } from '../source/node-rpc.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { contractStatus, type ContractStatus } from '../warehouse/status.ts';
+import { firstCoveredBlocks } from '../warehouse/coverage.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
@@ -35,6 +36,18 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     const contracts = await contractStatus(warehouse.db, job && { chainId: jobChain(job).chain, contracts: job.contracts.map((c) => c.address) }).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
+    // where the job's own runs begin, per contract: its blocks before that are read by its next run
+    const jobFirst = job
+      ? await firstCoveredBlocks(
+          warehouse.db,
+          jobChain(job).chain,
+          job.name,
+          job.contracts.map((c) => c.address),
+        ).catch((err: unknown) => {
+          throw describeConnectionError(err);
+        })
+      : new Map<string, number>();
+    const notReadOf = (s: ContractStatus) => notRead(jobContract(job, s), jobFirst.get(s.contract));
     // a role that may read the transfers but not the queue still sees them, and is told what it misses
     let queueUnreadable: string | undefined;
     const queue = await queueStatus(warehouse.db).catch((err: unknown) => {
@@ -55,7 +68,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
             chains,
             // lag: blocks left to the head, or to the job file's toBlock (null where the head is not known)
             // notRead (with a job file): its blocks of the contract before the first covered, which its next run reads
-            contracts: contracts.map((c) => ({ ...c, ...(job && { notRead: notReadOf(job, c) }), lag: lagOf(c, endpoint, boundOf(job, c)) ?? null })),
+            contracts: contracts.map((c) => ({ ...c, ...(job && { notRead: notReadOf(c) }), lag: lagOf(c, endpoint, boundOf(job, c)) ?? null })),
             queue: queue ?? null,
             ...(queueUnreadable && { queueUnreadable }),
           },
@@ -74,11 +87,11 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
         process.stdout.write(`chain ${s.chainId}\n`);
       }
       const lag = lagText(s, endpoint, boundOf(job, s));
-      const notRead = notReadOf(job, s);
+      const before = notReadOf(s);
       process.stdout.write(
         `${s.contract}${s.symbol ? ` (${printable(s.symbol)})` : ''}\n` +
           `  covered:     ${s.covered.map(span).join(', ') || 'nothing yet'}\n` +
-          (notRead.length ? `  not read:    ${notRead.map(span).join(', ')} (from the job file's fromBlock; its next run reads them)\n` : '') +
+          (before.length ? `  not read:    ${before.map(span).join(', ')} (the job file's blocks before the first its runs covered; its next run reads them)\n` : '') +
           `  gaps:        ${s.gaps.map(span).join(', ') || 'none'}\n` +
           (s.inProgress.length ? `  in progress: ${s.inProgress.map(span).join(', ')} (${inProgressText(s.lastRun)})\n` : '') +
           `  rows:        ${s.rows}\n` +
@@ -153,11 +166,13 @@ function jobContract(job: JobConfig | undefined, s: ContractStatus): JobConfig['
   return job.contracts.find((c) => c.address.toLowerCase() === s.contract.toLowerCase());
 }
 
-/** The job file's blocks of the contract before the first the warehouse covers (its next run reads them); none when nothing is covered yet. */
-function notReadOf(job: JobConfig | undefined, s: ContractStatus): { fromBlock: number; toBlock: number }[] {
-  const from = jobContract(job, s)?.fromBlock;
-  const first = s.covered[0];
-  return from !== undefined && first && from < first.fromBlock ? [{ fromBlock: from, toBlock: first.fromBlock - 1 }] : [];
+/**
+ * The job file's blocks of the contract (up to its `toBlock`) before the first block the job's runs covered, which its
+ * next run reads; none when the job has covered nothing yet (its first run reads them all).
+ */
+function notRead(entry: JobConfig['contracts'][number] | undefined, first: number | undefined): { fromBlock: number; toBlock: number }[] {
+  if (!entry || first === undefined || entry.fromBlock >= first) return [];
+  return [{ fromBlock: entry.fromBlock, toBlock: Math.min(first - 1, entry.toBlock ?? Number.POSITIVE_INFINITY) }];
 }
 
 /** The endpoint's chain head and chain, or why they are not known. */

@@ -68,6 +68,11 @@ describe('planRun', () => {
         'the chain head 1000 is 4000 blocks below block 5000, which this job covered already: the endpoint is behind (a node still syncing, or another chain than it should serve); nothing is read until it catches up',
     });
     expect(farBehind.notes.map((n) => n.level)).toEqual(['warn', 'info']);
+    // a head that has not moved, with no finality, or a fromBlock moved past the head: not behind
+    const still = planRun({ ...base, finality: 0, contracts: [{ address: A, fromBlock: 10 }], lastCovered: new Map([[A, 1_000]]) });
+    expect(still.notes.map((n) => n.level)).toEqual(['info']);
+    const past = planRun({ ...base, contracts: [{ address: A, fromBlock: 2_000 }], lastCovered: new Map([[A, 1_000]]) });
+    expect(past.notes.map((n) => n.level)).toEqual(['info']);
   });
 
   it('reads an open-ended contract from its fromBlock again when it moved before the first block the job covered, saying so', () => {

@@ -70,7 +70,7 @@ export function planRun(input: PlanInput): Plan {
     } else if (c.toBlock === undefined && last !== undefined) {
       fromBlock = Math.max(c.fromBlock, last - input.finality + 1);
       // a head a few blocks back (nodes behind one load balancer) is read again as finality has it; further back is news
-      if (fromBlock > input.head) {
+      if (last - input.head > input.finality) {
         const message =
           `the chain head ${input.head} is ${last - input.head} blocks below block ${last}, which this job covered already: the endpoint is ` +
           'behind (a node still syncing, or another chain than it should serve); nothing is read until it catches up';
