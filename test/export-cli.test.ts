@@ -93,6 +93,10 @@ describe('erc20-etl usage and configuration errors', () => {
     const toTwice = await runCli(['backfill', '--contract', 'nope', '--contract', 'nope2', '--from', '1', '--to', '2', '--to', '3'], { env: { DATABASE_URL: '' } });
     expect(toTwice.code, toTwice.stderr).toBe(2);
     expect(toTwice.stderr).toContain('--to is given twice; give it once');
+    // asked for help, help is shown
+    const help = await runCli(['backfill', '--help', '--to', '3', '--to', '4'], { env: {} });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toContain('Usage: erc20-etl backfill');
 
     // a command refused leaves an earlier time budget as it was
     const earlier = join(tmp, 'earlier-budget.json');

@@ -11,7 +11,8 @@ import { createLogger } from '../common/logger.ts';
 /** Exit codes: 0 done; 1 failed; 2 bad usage or configuration; 75 another run holds this job's lock. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 75 } as const;
 
-export function buildProgram(): Command {
+/** The command line's program; `argv` (as `process.argv`) tells whether help is asked for. */
+export function buildProgram(argv: readonly string[] = []): Command {
   const program = new Command('erc20-etl')
     .description('Export ERC20 token transfers from a hosted chain API into PostgreSQL, exactly.')
     .version(packageVersion(), '-V, --version', 'print the version of erc20-etl')
@@ -21,7 +22,7 @@ export function buildProgram(): Command {
   registerQueueCommands(program);
   registerDevnet(program);
   registerDemo(program);
-  refuseRepeatedValues(program);
+  refuseRepeatedValues(program, askedForHelp(argv));
   return program;
 }
 
@@ -29,13 +30,13 @@ export function buildProgram(): Command {
  * A flag that takes one value, given twice (`--to 10 --to 20`), is refused rather than the last taken silently, as
  * a contract listed twice is; repeatable flags (`--contract`) collect their values through a parser of their own.
  */
-function refuseRepeatedValues(cmd: Command): void {
+function refuseRepeatedValues(cmd: Command, help: boolean): void {
   for (const option of cmd.options) {
     if (option.parseArg || !(option.required || option.optional)) continue;
     let given = 0;
     cmd.on(`option:${option.name()}`, () => {
-      // the values are not shown: one may be a URL with a password or a key in it
-      if (++given === 2) {
+      // the values are not shown: one may be a URL with a password or a key in it; asked for help, help is shown
+      if (++given === 2 && !help) {
         cmd.error(`error: ${option.long} is given twice; give it once (only one value can be taken)`, {
           exitCode: EXIT.usage,
           code: 'erc20-etl.repeatedOption',
@@ -43,7 +44,14 @@ function refuseRepeatedValues(cmd: Command): void {
       }
     });
   }
-  for (const sub of cmd.commands) refuseRepeatedValues(sub);
+  for (const sub of cmd.commands) refuseRepeatedValues(sub, help);
+}
+
+/** Whether the command line (`process.argv`) asks for help (`-h`, `--help`) anywhere before a lone `--`. */
+function askedForHelp(argv: readonly string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
 /**
@@ -72,7 +80,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (err.code !== 'EPIPE') throw err;
   });
   try {
-    await buildProgram().parseAsync([...argv]);
+    await buildProgram(argv).parseAsync([...argv]);
     return EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
