@@ -207,10 +207,12 @@ export interface ExportRunRowsTable {
   rows_unchanged: Generated<string>;
 }
 
-/** A live worker's graphile-worker id and when it last said so (migration 0005). */
+/** A live worker's graphile-worker id, when it last said so and its lease (migrations 0005, 0011). */
 export interface WorkerHeartbeatsTable {
   worker_id: string;
   host: string;
   pid: number;
   seen_at: Generated<Date>;
+  /** The worker's own `--dead-after`, by which it is judged (migration 0011; null for workers started before it). */
+  lease_seconds: number | null;
 }
