@@ -18,7 +18,7 @@ import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { skippedText } from './summary.ts';
-import { printable } from '../common/printable.ts';
+import { printable, printableLine } from '../common/printable.ts';
 
 /**
  * `erc20-etl status [job-file] [--json]`: per chain and contract, what the warehouse holds (with the logs its last run
@@ -123,14 +123,14 @@ function queueText(q: QueueStatus): string {
   return (
     `queue: ${q.waiting} task(s) waiting, ${q.running} running, ${q.givenUp} given up${q.givenUp ? ' (`erc20-etl enqueue` queues their chunks afresh)' : ''}\n` +
     `  ${workers}\n` +
-    (q.lastError ? `  last error: ${printable(q.lastError)}\n` : '')
+    (q.lastError ? `  last error: ${printableLine(q.lastError)}\n` : '')
   );
 }
 
 /** The last run in a line: its id, job, status (a run no process holds any more said so), chain, start and error. */
 function lastRunText(run: NonNullable<ContractStatus['lastRun']>): string {
   const status = run.abandoned ? "ended without finishing (no process holds its job: it was killed or crashed; the job's next run resumes its work)" : run.status;
-  return `#${run.id} ${run.job} ${status}, chain ${run.chainId}, at ${run.startedAt.toISOString()}${run.error ? ` — ${printable(run.error)}` : ''}`;
+  return `#${run.id} ${run.job} ${status}, chain ${run.chainId}, at ${run.startedAt.toISOString()}${run.error ? ` — ${printableLine(run.error)}` : ''}`;
 }
 
 /**

@@ -14,3 +14,13 @@ const CONTROL_OR_LINE = /[\u0000-\u001f\u007f-\u009f]/g;
 export function printable(text: string, options: { lines?: boolean } = {}): string {
   return text.replace(options.lines ? CONTROL : CONTROL_OR_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/**
+ * A message of several lines on one line, as a status line shows it: each line break (and the indentation around it)
+ * becomes one space; the rest as `printable` writes it.
+ *
+ * @example printableLine('Bad page (1 problem):\n  contract 0xa…: bad address') // → 'Bad page (1 problem): contract 0xa…: bad address'
+ */
+export function printableLine(text: string): string {
+  return printable(text.replace(/[ \t]*\r?\n[ \t]*/g, ' '));
+}
