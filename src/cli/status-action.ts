@@ -13,7 +13,7 @@ import { chainId as askChainId } from '../source/node-rpc.ts';
 import { createWarehouse, describeConnectionError } from '../warehouse/db.ts';
 import { lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { contractStatus, type ContractStatus } from '../warehouse/status.ts';
-import { firstCoveredBlocks } from '../warehouse/coverage.ts';
+import { coveredBounds } from '../warehouse/coverage.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
@@ -38,14 +38,17 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     });
     // where the job's own runs begin, per contract: its blocks before that are read by its next run
     const jobFirst = job
-      ? await firstCoveredBlocks(
+      ? await coveredBounds(
           warehouse.db,
           jobChain(job).chain,
           job.name,
           job.contracts.map((c) => c.address),
-        ).catch((err: unknown) => {
-          throw describeConnectionError(err);
-        })
+        ).then(
+          (bounds) => bounds.first,
+          (err: unknown) => {
+            throw describeConnectionError(err);
+          },
+        )
       : new Map<string, number>();
     const notReadOf = (s: ContractStatus) => notRead(jobContract(job, s), jobFirst.get(s.contract));
     // a role that may read the transfers but not the queue still sees them, and is told what it misses

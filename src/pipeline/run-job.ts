@@ -5,7 +5,7 @@ import { jobSeries } from '../metrics/job-series.ts';
 import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
-import { firstCoveredBlocks, lastCoveredBlocks } from '../warehouse/coverage.ts';
+import { coveredBounds } from '../warehouse/coverage.ts';
 import { JobLockedError } from './errors.ts';
 import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
 import { lacksPrivilege, transientPgFailure } from '../warehouse/pg-errors.ts';
@@ -82,8 +82,7 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
     const summaries: RangeSummary[] = resumed.length ? await phase(resumed, true) : [];
     // … then the plan: a follow-the-head contract always re-reads its last `finality` blocks up to the
     // head (blocks a resumed range read before a reorg included); an explicit range just resumed is done
-    const lastCovered = await again('reading coverage', () => lastCoveredBlocks(warehouse.db, guard.chainId, job.name, contracts));
-    const firstCovered = await again('reading coverage', () => firstCoveredBlocks(warehouse.db, guard.chainId, job.name, contracts));
+    const covered = await again('reading coverage', () => coveredBounds(warehouse.db, guard.chainId, job.name, contracts));
     const planned = job.contracts.filter((c) => c.toBlock === undefined || !resumed.some((r) => r.contract === c.address));
     const plan = planRun({
       contracts: planned,
@@ -92,8 +91,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
       // chunks of different contracts run side by side too: 2 × concurrency chunks in all keeps every
       // worker busy while bounding the extra (partial last page) requests that the chunks cost
       chunks: 2 * job.concurrency,
-      lastCovered,
-      firstCovered,
+      lastCovered: covered.last,
+      firstCovered: covered.first,
     });
     for (const note of plan.notes) logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
     const ranges: RangeState[] = [];

@@ -3,7 +3,7 @@ import type { JobConfig } from '../config/job-schema.ts';
 import { JobLockedError } from '../pipeline/errors.ts';
 import { planRun } from '../pipeline/plan.ts';
 import { checkJobNameChain } from '../pipeline/chain-guard.ts';
-import { firstCoveredBlocks, lastCoveredBlocks } from '../warehouse/coverage.ts';
+import { coveredBounds } from '../warehouse/coverage.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { takeEnqueueTurn } from '../warehouse/enqueue-lock.ts';
 import { addTaskUnlessRunning } from '../warehouse/queue-tasks.ts';
@@ -54,13 +54,14 @@ export async function enqueueJob(deps: EnqueueDeps, job: Readonly<JobConfig>, he
     const reopened = await reopenFailedRuns(trx, [...new Set(resumed.map((r) => r.createdByRun))], command);
     const busy = new Set(resumed.map((r) => r.contract));
     const contracts = job.contracts.map((c) => c.address);
+    const covered = await coveredBounds(trx, chainId, job.name, contracts);
     const plan = planRun({
       contracts: job.contracts.filter((c) => !busy.has(c.address)),
       head,
       finality: job.finality,
       chunks: 2 * job.concurrency,
-      lastCovered: await lastCoveredBlocks(trx, chainId, job.name, contracts),
-      firstCovered: await firstCoveredBlocks(trx, chainId, job.name, contracts),
+      lastCovered: covered.last,
+      firstCovered: covered.first,
     });
     for (const note of plan.notes) deps.logger[note.level]({ msg: note.message, job: job.name, contract: note.contract });
     for (const contract of busy) {

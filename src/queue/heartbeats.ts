@@ -20,8 +20,8 @@ export interface Heartbeats {
 
 /**
  * Keeps this process's workers alive in `worker_heartbeats` every `leaseSeconds / 4`, and hands back to the
- * queue the tasks of workers not heard from in their own lease (each worker's beats say it), so another worker finishes what a killed one
- * started (graphile-worker alone waits four hours). PostgreSQL's clock judges, so machines' clocks may differ.
+ * queue the tasks of workers not heard from in their own lease (each worker's beats say it), so another worker
+ * finishes what a killed one started (graphile-worker alone waits four hours). PostgreSQL's clock judges, so machines' clocks may differ.
  * A worker that is only slow loses nothing by this: its chunk's lock (task-lock.ts) makes the second
  * taker wait until the first lets go.
  */
