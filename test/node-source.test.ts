@@ -201,6 +201,22 @@ describe('the node source equals the builder source: the synthetic chain, with i
     });
   }
 
+  it('under a block limit the provider does not state (Ankr’s “block range is too wide”, 40 blocks): the same rows, few refusals, and a range near it learned', async () => {
+    const devnet = await serve({ logsLimits: { maxRange: 40, style: 'ankr' } });
+    const node = nodeOf(devnet);
+    // each contract read after the other: a set of contracts of its own, started under the limit the first one met
+    await expectSameAsBuilder(devnet, dataset, node);
+    const { rpcOutcomes } = await devnet.stats();
+    const calls = rpcOutcomes.eth_getLogs!;
+    const refused = calls.refused.rangeCap ?? 0;
+    const figures = JSON.stringify({ answered: calls.answered, refused, learned: node.learnedRange() });
+    expect(refused, figures).toBe(node.counters.logsRefused);
+    expect(refused, figures).toBeGreaterThan(0);
+    expect(refused / (calls.answered + refused), figures).toBeLessThanOrEqual(0.1);
+    expect(node.learnedRange(), figures).toBeGreaterThan(20);
+    expect(node.learnedRange(), figures).toBeLessThanOrEqual(40);
+  });
+
   it('a node that leaves wide calls unanswered: asked again over fewer blocks after --rpc-timeout', async () => {
     const devnet = await serve({ faults: { logsHangRate: 0.5 } });
     const node = nodeOf(devnet, { rpcTimeoutMs: 200 });

@@ -175,19 +175,60 @@ describe('after an answer', () => {
   it('probes halfway to a range refused without a number, stops when close, and forgets it after 100 answers', () => {
     const tooWide = refusal(-32600, 'block range is too wide');
     let state = retried(refuse(startLogsRange({ jobRange: 1600 }), tooWide)).state;
-    expect(state).toMatchObject({ range: 800, ceiling: 1600 });
-    state = answer(state, 2);
+    expect(state).toMatchObject({ range: 800, ceiling: 1600, rangeCeiling: undefined });
+    // 2 logs a block: the 2,400 logs of the span refused next are no small share of the 5,600 aimed at, so a cap on logs
+    state = answer(state, 2, 2);
     expect(state.range).toBe(1200);
     state = retried(refuse(state, tooWide)).state;
-    expect(state).toMatchObject({ range: 600, ceiling: 1200 });
+    expect(state).toMatchObject({ range: 600, ceiling: 1200, rangeCeiling: undefined });
     const probes = [];
     for (let i = 0; i < 5; i++) {
-      state = answer(state, 2);
+      state = answer(state, 2, 2);
       probes.push(state.range);
     }
     expect(probes).toEqual([900, 1050, 1125, 1125, 1125]);
-    expect(answer(state, 89).range).toBe(1125);
-    expect(answer(state, 120).range).toBe(LOGS_RANGE.maxRange);
+    expect(answer(state, 89, 2).range).toBe(1125);
+    // the ceiling forgotten: sized by the density (7,000 logs at 2 a block), no ceiling in the way
+    expect(answer(state, 200, 2).range).toBe(3500);
+  });
+
+  it('reads a refusal naming no number where few logs would be as a block limit: the target kept, asking the largest span that answered, a ceiling for 100 answers', () => {
+    const tooWide = refusal(-32600, 'block range is too wide');
+    // no answer yet: nothing tells logs from blocks, so a cap on logs
+    let state = retried(refuse(startLogsRange({ jobRange: 2000 }), tooWide)).state;
+    expect(state).toMatchObject({ range: 1000, rangeCeiling: undefined, target: 5600 });
+    // 0.1 logs a block: 100 logs in 1,000 blocks, then 1,500 refused (150 logs, far under a quarter of the target)
+    state = answer(state, 2, 0.1);
+    expect(state.range).toBe(1500);
+    const d = retried(refuse(state, tooWide));
+    expect(d).toMatchObject({ because: 'block-limit', span: { fromBlock: 1_000_000, toBlock: 1_000_999 } });
+    state = d.state;
+    expect(state).toMatchObject({ range: 1000, rangeCeiling: 1500, ceiling: 2000 });
+    expect(state.target).toBeCloseTo(5600 * 1.01 ** 2);
+    // growth probes halfway up to it, stops when close (a step under a sixteenth of the range), and forgets it after 100 answers
+    const probes = [];
+    let probing = state;
+    for (let i = 0; i < 6; i++) {
+      probing = answer(probing, 2, 0.1);
+      probes.push(probing.range);
+    }
+    expect(probes).toEqual([1250, 1375, 1375, 1375, 1375, 1375]);
+    expect(answer(probing, 80, 0.1).range).toBe(1375);
+    expect(answer(probing, 120, 0.1).range).toBe(70_000);
+    // refused at the probe of 1,375: back to the largest that answered (1,250), the ceiling lowered
+    const again = retried(refuse(answer(state, 4, 0.1), tooWide));
+    expect(again).toMatchObject({ because: 'block-limit', state: { range: 1250, rangeCeiling: 1375 } });
+    // a set of contracts seeded from it keeps the block ceiling, however sparse its logs
+    expect(seedRange(again.state, 0.001)).toMatchObject({ range: 1374, rangeCeiling: 1375 });
+  });
+
+  it('does not read a refusal over a span no longer than one that answered in the run as a block limit: a cap on logs', () => {
+    const tooWide = refusal(-32600, 'block range is too wide');
+    // few logs lately, but a call of the run (of any set) answered over 2,000 blocks: the cap is on logs, far under 10,000
+    const state = { ...answer(startLogsRange({ jobRange: 1000 }), 2, 0.01), longestAnswered: 2000 };
+    const d = retried(refuse(state, tooWide));
+    expect(d).toMatchObject({ because: 'halved', state: { range: 1000, rangeCeiling: undefined, ceiling: 2000 } });
+    expect(d.state.target).toBeLessThan(state.target);
   });
 
   it('aims at fewer logs after each refusal for size, not after a block limit or a timeout, and back up after answers', () => {
@@ -295,6 +336,15 @@ describe('against a provider with a results cap', () => {
     for (const style of ['infura', 'alchemy', 'reth', 'arbitrum'] as const) {
       const first = simulate(style, { cap: 10_000 });
       expect(simulate(style, { cap: 10_000, learned: first.learned }).refused, style).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('keeps refusals to 10 % of the calls under a block limit the provider does not state (Ankr), and learns a range near it', () => {
+    for (const maxRange of [300, 2000]) {
+      const run = simulate('ankr', { cap: 10_000, maxRange });
+      expect(run.refused / run.calls, JSON.stringify({ maxRange, ...run })).toBeLessThanOrEqual(0.1);
+      expect(run.learned, JSON.stringify({ maxRange, ...run })).toBeGreaterThan(maxRange / 2);
+      expect(run.learned, JSON.stringify({ maxRange, ...run })).toBeLessThanOrEqual(maxRange);
     }
   });
 

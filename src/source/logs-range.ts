@@ -24,6 +24,12 @@ import type { LogsRefusal } from './provider-errors.ts';
  * - A refusal that gave no number (or a timeout) is a ceiling: growth stays below it, probing halfway between
  *   range and ceiling, and forgets it after 100 answers; a refusal with a number needs no ceiling, as sizing by
  *   density (or the limit) keeps below it.
+ * - A refusal that gave no number over a span whose logs, at the busiest density of the last answers, would be
+ *   under a quarter of the most an answer is sized to hold, when no call of the run answered over as many blocks,
+ *   is a block limit the provider does not state (Ankr's `block range is too wide`, the OP stack's `Block range is
+ *   too large`): it counts blocks, not logs. Its span is a block ceiling for every set of contracts
+ *   (`rangeCeiling`), forgotten as a ceiling is; the retry asks the largest span that answered, when shorter, else
+ *   half; the target is not cut, and growth probes halfway up to it.
  * - Learned for the next run: the range the densest stretch allowed, and no more than the largest that answered:
  *   starting low costs a few answers while the range grows, starting high costs refusals.
  */
@@ -43,6 +49,8 @@ export interface LogsRangeState {
   readonly sinceRefusal: number;
   /** The smallest span refused without a number (or unanswered) lately: growth stays below it. */
   readonly ceiling: number | undefined;
+  /** The smallest span refused for its blocks without a number (a block limit not stated): every range stays below it. */
+  readonly rangeCeiling: number | undefined;
   /** The most blocks per call: the provider's stated limit, else the configured cap. */
   readonly maxRange: number;
   /** The most logs per answer, as a provider stated it. */
@@ -51,10 +59,14 @@ export interface LogsRangeState {
   readonly target: number;
   /** The largest span that answered in this run. */
   readonly largest: number | undefined;
+  /** The most blocks a call of this run answered over, for any set of contracts: no span up to it is over a block limit. */
+  readonly longestAnswered: number;
   /** The smallest range the density of a full-size answer (over more than one block) allowed in this run. */
   readonly densest: number | undefined;
   /** Logs per block of the last answers (`LOGS_RANGE.growthMemory` of them), newest last: past `largest`, growth is sized by the busiest of them. */
   readonly recent: readonly number[];
+  /** The contracts' logs per block a set was seeded with (`seedRange`), while no answer of its own tells. */
+  readonly seededDensity: number | undefined;
 }
 
 export const LOGS_RANGE = {
@@ -84,6 +96,12 @@ export const LOGS_RANGE = {
   forgetCeilingAfter: 100,
   /** A growth step smaller than range/16 is not worth a possible refusal. */
   minStep: 1 / 16,
+  /**
+   * A refusal naming no number, over a span whose logs (at the busiest density of the last answers) would be fewer
+   * than this share of the most an answer is sized to hold (70 % of the results cap), is read as a block limit: far
+   * fewer logs than any results cap sized for.
+   */
+  blockLimitShare: 0.25,
 } as const;
 
 /**
@@ -102,12 +120,15 @@ export function startLogsRange(options: { jobRange?: number | undefined; learned
     streak: 0,
     sinceRefusal: 0,
     ceiling: undefined,
+    rangeCeiling: undefined,
     maxRange,
     maxResults: undefined,
     target,
     largest: undefined,
+    longestAnswered: 0,
     densest: undefined,
     recent: [],
+    seededDensity: undefined,
   };
 }
 
@@ -120,9 +141,37 @@ export function startLogsRange(options: { jobRange?: number | undefined; learned
  */
 export function seedRange(known: LogsRangeState, logsPerBlock: number | undefined): LogsRangeState {
   const sized = logsPerBlock !== undefined && logsPerBlock > 0 ? Math.floor(known.target / logsPerBlock) : known.range;
-  const range = Math.max(1, Math.min(sized, known.maxRange));
+  // a block limit the provider does not state holds for every set (`rangeCeiling`)
+  const range = Math.max(1, Math.min(sized, known.maxRange, belowCeiling(known.rangeCeiling)));
   // a ceiling is a bound on the logs of the contracts that met it: other contracts' logs differ
-  return { ...known, range, streak: 0, sinceRefusal: 0, ceiling: undefined, largest: undefined, densest: undefined, recent: [] };
+  return {
+    ...known,
+    range,
+    streak: 0,
+    sinceRefusal: 0,
+    ceiling: undefined,
+    largest: undefined,
+    densest: undefined,
+    recent: [],
+    seededDensity: logsPerBlock,
+  };
+}
+
+/**
+ * `state` with what the whole run knows (every set of contracts): the most blocks a call answered over
+ * (`longestAnswered`), and the block ceiling a set met lately (`rangeCeiling`), under which a range above it comes
+ * down to the longest span that answered when that is below it, else to one block less than it.
+ *
+ * @example withRunBounds({ ...state, range: 2000 }, { rangeCeiling: 400, longestAnswered: 300 }) // → { …, range: 300, rangeCeiling: 400, longestAnswered: 300 }
+ */
+export function withRunBounds(state: LogsRangeState, run: { rangeCeiling: number | undefined; longestAnswered: number }): LogsRangeState {
+  const longestAnswered = Math.max(state.longestAnswered, run.longestAnswered);
+  const { rangeCeiling } = run;
+  if (rangeCeiling === undefined || (state.rangeCeiling !== undefined && state.rangeCeiling <= rangeCeiling)) {
+    return longestAnswered === state.longestAnswered ? state : { ...state, longestAnswered };
+  }
+  const range = state.range < rangeCeiling ? state.range : longestAnswered > 0 && longestAnswered < rangeCeiling ? longestAnswered : belowCeiling(rangeCeiling);
+  return { ...state, range, rangeCeiling, longestAnswered };
 }
 
 /**
@@ -145,7 +194,9 @@ export function afterAnswer(state: LogsRangeState, asked: BlockSpan, logs: numbe
   const full = span >= state.range;
   const fits = logs > 0 ? Math.max(1, Math.floor((span * state.target) / logs)) : Number.POSITIVE_INFINITY;
   const sinceRefusal = state.sinceRefusal + 1;
-  const ceiling = sinceRefusal >= LOGS_RANGE.forgetCeilingAfter ? undefined : state.ceiling;
+  const forget = sinceRefusal >= LOGS_RANGE.forgetCeilingAfter;
+  const ceiling = forget ? undefined : state.ceiling;
+  const rangeCeiling = forget ? undefined : state.rangeCeiling;
   const recent = [...state.recent, logs / span].slice(-LOGS_RANGE.growthMemory);
   const next: LogsRangeState = {
     ...state,
@@ -153,13 +204,16 @@ export function afterAnswer(state: LogsRangeState, asked: BlockSpan, logs: numbe
     sinceRefusal,
     ceiling,
     target: Math.min(topTarget(state.maxResults), state.target * LOGS_RANGE.targetGain),
+    rangeCeiling,
     largest: Math.max(state.largest ?? 0, span),
+    longestAnswered: Math.max(state.longestAnswered, span),
     densest: full && span > 1 ? Math.min(state.densest ?? Number.POSITIVE_INFINITY, fits, state.maxRange) : state.densest,
     recent,
   };
   if (fits < state.range) return { ...next, range: fits, streak: 0 };
   if (next.streak < LOGS_RANGE.growAfter) return next;
-  const below = ceiling === undefined ? Number.POSITIVE_INFINITY : Math.floor((state.range + ceiling) / 2);
+  const bound = Math.min(ceiling ?? Number.POSITIVE_INFINITY, rangeCeiling ?? Number.POSITIVE_INFINITY);
+  const below = bound === Number.POSITIVE_INFINITY ? bound : Math.min(Math.floor((state.range + bound) / 2), belowCeiling(bound));
   const busiest = Math.max(...recent);
   const fitsBusiest = busiest > 0 ? Math.max(1, Math.floor(state.target / busiest)) : Number.POSITIVE_INFINITY;
   // a span as long as one that answered already is sized by the last answer; a longer one by the busiest lately
@@ -174,9 +228,12 @@ export interface LogsAsk extends BlockSpan {
   contracts: readonly string[];
 }
 
+/** What chose a retry's size: the provider's suggestion, its stated limit, the largest span that answered below a block limit it does not state, else half. */
+type Because = 'suggested' | 'max-range' | 'block-limit' | 'halved';
+
 export type RangeDecision =
   /** Ask `span` (the same first block, fewer blocks); `because` says what chose its size. */
-  | { action: 'retry'; span: BlockSpan; because: 'suggested' | 'max-range' | 'halved'; state: LogsRangeState }
+  | { action: 'retry'; span: BlockSpan; because: Because; state: LogsRangeState }
   /** One block was refused for several contracts: ask it once per contract. */
   | { action: 'per-contract'; block: number; state: LogsRangeState }
   /** One block of one contract was refused: no smaller query exists. */
@@ -193,10 +250,23 @@ export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: Log
   const maxResults = refusal.maxResults === undefined ? state.maxResults : Math.min(refusal.maxResults, state.maxResults ?? refusal.maxResults);
   // a stated limit the refused span did not exceed is read one block short: the provider counts differently
   const maxRange = refusal.maxRange === undefined ? state.maxRange : Math.max(1, Math.min(state.maxRange, refusal.maxRange, span - 1));
+  const numberless = !refusal.timedOut && refusal.maxRange === undefined && refusal.maxResults === undefined && refusal.suggested === undefined;
+  const blockLimit = numberless && span > 1 && isBlockLimit(state, span);
   // a refusal for size means fewer logs than aimed at fit here; a block limit or a hang says nothing of logs
-  const forSize = !refusal.timedOut && !(refusal.maxRange !== undefined && refusal.maxResults === undefined && refusal.suggested === undefined);
+  const forSize = !refusal.timedOut && !blockLimit && !(refusal.maxRange !== undefined && refusal.maxResults === undefined && refusal.suggested === undefined);
   const target = Math.max(1, Math.min(topTarget(maxResults), forSize ? state.target * LOGS_RANGE.targetCut : state.target));
-  const next = (range: number, ceiling = state.ceiling): LogsRangeState => ({ ...state, range, streak: 0, sinceRefusal: 0, ceiling, maxRange, maxResults, target });
+  const rangeCeiling = blockLimit ? Math.min(span, state.rangeCeiling ?? span) : state.rangeCeiling;
+  const next = (range: number, ceiling = state.ceiling): LogsRangeState => ({
+    ...state,
+    range,
+    streak: 0,
+    sinceRefusal: 0,
+    ceiling,
+    rangeCeiling,
+    maxRange,
+    maxResults,
+    target,
+  });
   if (span === 1) {
     const [contract, ...others] = asked.contracts;
     if (others.length > 0) return { action: 'per-contract', block: asked.fromBlock, state: next(1) };
@@ -207,6 +277,10 @@ export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: Log
     return retry(next(spanOf(suggestion)), asked, 'suggested');
   }
   if (refusal.maxRange !== undefined && refusal.maxRange < span) return retry(next(maxRange), asked, 'max-range');
+  // a block limit lies between the largest span that answered and this one: ask the largest, when shorter
+  if (blockLimit && state.largest !== undefined && state.largest >= Math.floor(span / 2) && state.largest < span) {
+    return retry(next(state.largest), asked, 'block-limit');
+  }
   // a refusal that names no number leaves only the span itself as a bound
   const ceiling = refusal.maxResults === undefined && refusal.maxRange === undefined ? Math.min(span, state.ceiling ?? span) : state.ceiling;
   return retry(next(Math.floor(span / 2), ceiling), asked, 'halved');
@@ -225,7 +299,36 @@ export function learnedRange(state: LogsRangeState): number | undefined {
   return Math.min(state.largest, state.densest, state.maxRange);
 }
 
-function retry(state: LogsRangeState, asked: BlockSpan, because: 'suggested' | 'max-range' | 'halved'): RangeDecision {
+/**
+ * Whether a refusal naming no number over `span` blocks reads as a block limit: the logs the busiest of the last
+ * answers' densities (else the density the set was seeded with) puts in it are fewer than
+ * `LOGS_RANGE.blockLimitShare` of what an answer is sized to hold at most, and no call of the run answered over as
+ * many blocks (which a block limit would have refused). Nothing known of the density (a run's first calls): not one.
+ */
+function isBlockLimit(state: LogsRangeState, span: number): boolean {
+  // a span no longer than one that answered is not over a block limit: a cap on logs (one far under 10,000, say)
+  if (span <= state.longestAnswered) return false;
+  const density = state.recent.length ? Math.max(...state.recent) : state.seededDensity;
+  // against the most an answer is sized to hold, not the target: refusals before any density was known cut it
+  return density !== undefined && span * density < LOGS_RANGE.blockLimitShare * topTarget(state.maxResults);
+}
+
+/**
+ * The most blocks one call may ask: the provider's block limit, and below a block ceiling and a ceiling met lately
+ * (a call may stretch past the range to leave no sliver of a chunk for a call of its own, never past these).
+ *
+ * @example longestSpan({ ...state, range: 1000, maxRange: 1100 }) // → 1100
+ */
+export function longestSpan(state: LogsRangeState): number {
+  return Math.min(state.maxRange, belowCeiling(state.rangeCeiling), belowCeiling(state.ceiling));
+}
+
+/** The most blocks a range may have below a ceiling (a span refused): one less; no bound without one. */
+function belowCeiling(ceiling: number | undefined): number {
+  return ceiling === undefined ? Number.POSITIVE_INFINITY : Math.max(1, ceiling - 1);
+}
+
+function retry(state: LogsRangeState, asked: BlockSpan, because: Because): RangeDecision {
   return { action: 'retry', span: nextSpan(state, asked.fromBlock, asked.toBlock), because, state };
 }
 

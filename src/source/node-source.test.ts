@@ -388,6 +388,27 @@ describe('createNodeSource: refusals', () => {
     expect(source.learnedRange()).toBeLessThanOrEqual(15);
   });
 
+  it('does not stretch a call past a stated block limit to leave no sliver of the query for a call of its own', async () => {
+    const chain = buildChain(100, 165, busy);
+    const limited = (method: string, params: unknown[]) => {
+      if (method !== 'eth_getLogs') return undefined;
+      const [from, to] = spanOf(params[0]);
+      return to - from + 1 > 30 ? { error: { code: -32614, message: 'eth_getLogs is limited to a 30 range' } } : undefined;
+    };
+    const node = fakeNode(chain, { answer: limited });
+    const source = sourceOf(node, { startRange: 100 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 165 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    // 6 blocks left below 106 are under a quarter of the range, but 36 blocks would pass the limit: a call of their own
+    expect(node.logsAsked()).toEqual([
+      [100, 165],
+      [136, 165],
+      [106, 135],
+      [100, 105],
+    ]);
+    expect(node.counters.logsRefused).toBe(1);
+  });
+
   it('halves a span whose suggested range covers most of it: the logs that overflow are near the top', async () => {
     const chain = buildChain(100, 199, (n) => (n >= 195 ? Array.from({ length: 10 }, () => ({ address: USDC })) : []));
     const node = fakeNode(chain, { maxResults: 30 });

@@ -10,7 +10,7 @@ import { createBloomBitsCache, createBloomSlabs, missingFromBloom } from '../eth
 import { BadResponseError, describeContext, PageKeyRejectedError } from './errors.ts';
 import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
-import { afterAnswer, afterRefusal, type LogsRangeState } from './logs-range.ts';
+import { afterAnswer, afterRefusal, type LogsRangeState, longestSpan } from './logs-range.ts';
 import { createRangeBook } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
@@ -232,7 +232,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    * The first block of a call at `top`: where the shortest recent span holding `top` started (when no longer than
    * the range allows, and no shorter than `MET_SPAN_SHARE` of it), else as far down as the range allows; never
    * below a member's query (each chunk's bottom is where others' chunks start), and not leaving a sliver of less
-   * than a quarter of the range above it for a call of its own.
+   * than a quarter of the range above it for a call of its own, where the span stays within what a call may ask
+   * (`longestSpan`: a stated block limit, a block ceiling).
    */
   function spanStart(members: readonly Member[], top: number, range: LogsRangeState): number {
     const lowest = Math.max(...members.map((m) => m.fromBlock));
@@ -242,7 +243,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     // …or a short span that ends where a query waits for this one (`catchUp`): from there on, one call names both
     const follow = met !== undefined && top - met + 1 <= range.range && (top - met + 1 >= range.range * MET_SPAN_SHARE || groups.awaited(met - 1));
     const from = follow ? met : top - range.range + 1;
-    return from - lowest < range.range / 4 ? lowest : from;
+    return from - lowest < range.range / 4 && top - lowest + 1 <= longestSpan(range) ? lowest : from;
   }
 
   /**

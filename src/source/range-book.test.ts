@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { afterAnswer } from './logs-range.ts';
+import { afterAnswer, afterRefusal } from './logs-range.ts';
+import { parseLogsRefusal } from './provider-errors.ts';
 import { createRangeBook } from './range-book.ts';
 
 const A = '0xa';
@@ -46,6 +47,29 @@ describe('createRangeBook', () => {
     expect(book.of([A, B], 99_200).range).toBe(500);
     // 2 logs a block lately: 3,500 blocks hold 7,000 logs, as far from the old range as it likes
     expect(book.of([A, B], 90_000).range).toBe(3500);
+  });
+
+  it('keeps every set, new or sized again far away, below a block limit one set met, starting at the longest span that answered', () => {
+    const tooWide = { code: -32600, message: 'block range is too wide' };
+    const book = createRangeBook({ learned: 400 });
+    // A answers 400 blocks twice with few logs, grows to 800, and is refused there: a block limit
+    let a = book.of([A], 100_000);
+    for (const top of [100_000, 99_600]) {
+      a = afterAnswer(a, { fromBlock: top - a.range + 1, toBlock: top }, 40);
+      book.answered([A], 400, new Map([[A, 40]]));
+      book.set([A], top, a);
+    }
+    expect(a.range).toBe(800);
+    const refused = afterRefusal(a, { fromBlock: 98_401, toBlock: 99_200, contracts: [A] }, parseLogsRefusal(tooWide)!);
+    if (refused.action !== 'retry') throw new Error(refused.action);
+    expect(refused).toMatchObject({ because: 'block-limit', state: { range: 400, rangeCeiling: 800 } });
+    book.set([A], 99_200, refused.state);
+    // B, never called, however sparse its logs: at the longest span that answered, under the ceiling
+    book.answered([B], 400, new Map([[B, 0]]));
+    expect(book.of([B], 50_000)).toMatchObject({ range: 400, rangeCeiling: 800 });
+    expect(book.of([A, B], 50_000)).toMatchObject({ range: 400, rangeCeiling: 800 });
+    // A itself, sized again far from where it was
+    expect(book.of([A], 10_000)).toMatchObject({ range: 400, rangeCeiling: 800 });
   });
 
   it('remembers for the next run the least range any set learned', () => {

@@ -1,4 +1,4 @@
-import { learnedRange, seedRange, startLogsRange, type LogsRangeState } from './logs-range.ts';
+import { LOGS_RANGE, learnedRange, seedRange, startLogsRange, withRunBounds, type LogsRangeState } from './logs-range.ts';
 
 /**
  * The `eth_getLogs` range of each set of contracts a node source calls together. A call naming three busy
@@ -6,7 +6,8 @@ import { learnedRange, seedRange, startLogsRange, type LogsRangeState } from './
  * streak, ceiling, what it learned); a set met for the first time starts from what the contracts' last answers
  * tell of their logs per block (no more blocks than a call of the run answered over, as those few spans may
  * misjudge them), with the provider's caps the source knows; so does a set called again far from where it was
- * last (logs per block change along the chain: its old range would misjudge them). Pure bookkeeping.
+ * last (logs per block change along the chain: its old range would misjudge them). A block limit the provider
+ * does not state, once a set met it (`rangeCeiling`), holds for every set. Pure bookkeeping.
  */
 export interface RangeBook {
   /** The state for a call naming `contracts` at block `top`. */
@@ -37,21 +38,31 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
   let last = startLogsRange({ learned: start.learned });
   /** The most blocks a call of this run answered over. */
   let largest = 0;
+  /** The least block ceiling a set met lately (`LogsRangeState.rangeCeiling`), and the answers since: forgotten as a set's ceiling is. */
+  let rangeCeiling: { blocks: number; answers: number } | undefined;
   const keyOf = (contracts: readonly string[]) => [...contracts].sort().join();
+
+  const stateOf = (contracts: readonly string[], top: number): LogsRangeState => {
+    const known = sets.get(keyOf(contracts));
+    if (known && Math.abs(known.top - top) <= FAR * known.state.range) return known.state;
+    const rates = contracts.map((c) => perBlock.get(c));
+    const sum = rates.every((r) => r !== undefined) ? rates.reduce((a, b) => a! + b!, 0) : undefined;
+    if (sets.size === 0) return last;
+    // logs per block measured over a few spans are a guess: a seed spans no more blocks than a call has answered
+    const seeded = seedRange(known?.state ?? last, sum);
+    const range = Math.min(seeded.range, Math.max(largest, last.range));
+    return known ? { ...seeded, range, largest: known.state.largest, densest: known.state.densest } : { ...seeded, range };
+  };
 
   return {
     of(contracts, top) {
-      const known = sets.get(keyOf(contracts));
-      if (known && Math.abs(known.top - top) <= FAR * known.state.range) return known.state;
-      const rates = contracts.map((c) => perBlock.get(c));
-      const sum = rates.every((r) => r !== undefined) ? rates.reduce((a, b) => a! + b!, 0) : undefined;
-      if (sets.size === 0) return last;
-      // logs per block measured over a few spans are a guess: a seed spans no more blocks than a call has answered
-      const seeded = seedRange(known?.state ?? last, sum);
-      const range = Math.min(seeded.range, Math.max(largest, last.range));
-      return known ? { ...seeded, range, largest: known.state.largest, densest: known.state.densest } : { ...seeded, range };
+      return withRunBounds(stateOf(contracts, top), { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
     },
     set(contracts, top, state) {
+      // a ceiling met just now (a refusal), lower than the run's or the first
+      if (state.rangeCeiling !== undefined && state.sinceRefusal === 0 && state.rangeCeiling <= (rangeCeiling?.blocks ?? state.rangeCeiling)) {
+        rangeCeiling = { blocks: state.rangeCeiling, answers: 0 };
+      }
       const key = keyOf(contracts);
       sets.delete(key);
       sets.set(key, { state, top });
@@ -60,6 +71,7 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
     },
     answered(contracts, blocks, logs) {
       largest = Math.max(largest, blocks);
+      if (rangeCeiling && ++rangeCeiling.answers >= LOGS_RANGE.forgetCeilingAfter) rangeCeiling = undefined;
       for (const c of contracts) perBlock.set(c, (logs.get(c) ?? 0) / Math.max(1, blocks));
     },
     learned() {
