@@ -192,7 +192,7 @@ describe('after an answer', () => {
     expect(answer(state, 200, 2).range).toBe(3500);
   });
 
-  it('reads a refusal naming no number where few logs would be as a block limit: the target kept, asking the largest span that answered, a ceiling for 100 answers', () => {
+  it('reads a refusal naming blocks but no number where few logs would be as a block limit: the target kept, asking the largest span that answered', () => {
     const tooWide = refusal(-32600, 'block range is too wide');
     // no answer yet: nothing tells logs from blocks, so a cap on logs
     let state = retried(refuse(startLogsRange({ jobRange: 2000 }), tooWide)).state;
@@ -205,7 +205,7 @@ describe('after an answer', () => {
     state = d.state;
     expect(state).toMatchObject({ range: 1000, rangeCeiling: 1500, ceiling: 2000 });
     expect(state.target).toBeCloseTo(5600 * 1.01 ** 2);
-    // growth probes halfway up to it, stops when close (a step under a sixteenth of the range), and forgets it after 100 answers
+    // growth probes halfway up to it, and stops when close (a step under a sixteenth of the range): the range book asks it again
     const probes = [];
     let probing = state;
     for (let i = 0; i < 6; i++) {
@@ -213,13 +213,21 @@ describe('after an answer', () => {
       probes.push(probing.range);
     }
     expect(probes).toEqual([1250, 1375, 1375, 1375, 1375, 1375]);
-    expect(answer(probing, 80, 0.1).range).toBe(1375);
-    expect(answer(probing, 120, 0.1).range).toBe(70_000);
+    expect(answer(probing, 200, 0.1).range).toBe(1375);
     // refused at the probe of 1,375: back to the largest that answered (1,250), the ceiling lowered
     const again = retried(refuse(answer(state, 4, 0.1), tooWide));
     expect(again).toMatchObject({ because: 'block-limit', state: { range: 1250, rangeCeiling: 1375 } });
-    // a set of contracts seeded from it keeps the block ceiling, however sparse its logs
-    expect(seedRange(again.state, 0.001)).toMatchObject({ range: 1374, rangeCeiling: 1375 });
+    // a set of contracts seeded from it starts without it: the run's (range-book.ts) is laid on it
+    expect(seedRange(again.state, 0.001)).toMatchObject({ rangeCeiling: undefined });
+  });
+
+  it('does not read a refusal that names no blocks as a block limit, however few logs the span would hold', () => {
+    const state = answer(startLogsRange({ jobRange: 1000 }), 2, 0.01);
+    for (const message of ['backend response too large', 'query exceeds max results']) {
+      const d = retried(refuse(state, refusal(-32000, message)));
+      expect(d, message).toMatchObject({ because: 'halved', state: { rangeCeiling: undefined, ceiling: 2000 } });
+    }
+    expect(retried(refuse(state, refusal(-32000, 'Block range is too large')))).toMatchObject({ because: 'block-limit', state: { rangeCeiling: 2000 } });
   });
 
   it('does not read a refusal over a span no longer than one that answered in the run as a block limit: a cap on logs', () => {
@@ -336,15 +344,6 @@ describe('against a provider with a results cap', () => {
     for (const style of ['infura', 'alchemy', 'reth', 'arbitrum'] as const) {
       const first = simulate(style, { cap: 10_000 });
       expect(simulate(style, { cap: 10_000, learned: first.learned }).refused, style).toBeLessThanOrEqual(2);
-    }
-  });
-
-  it('keeps refusals to 10 % of the calls under a block limit the provider does not state (Ankr), and learns a range near it', () => {
-    for (const maxRange of [300, 2000]) {
-      const run = simulate('ankr', { cap: 10_000, maxRange });
-      expect(run.refused / run.calls, JSON.stringify({ maxRange, ...run })).toBeLessThanOrEqual(0.1);
-      expect(run.learned, JSON.stringify({ maxRange, ...run })).toBeGreaterThan(maxRange / 2);
-      expect(run.learned, JSON.stringify({ maxRange, ...run })).toBeLessThanOrEqual(maxRange);
     }
   });
 

@@ -24,12 +24,14 @@ import type { LogsRefusal } from './provider-errors.ts';
  * - A refusal that gave no number (or a timeout) is a ceiling: growth stays below it, probing halfway between
  *   range and ceiling, and forgets it after 100 answers; a refusal with a number needs no ceiling, as sizing by
  *   density (or the limit) keeps below it.
- * - A refusal that gave no number over a span whose logs, at the busiest density of the last answers, would be
- *   under a quarter of the most an answer is sized to hold, when no call of the run answered over as many blocks,
- *   is a block limit the provider does not state (Ankr's `block range is too wide`, the OP stack's `Block range is
- *   too large`): it counts blocks, not logs. Its span is a block ceiling for every set of contracts
- *   (`rangeCeiling`), forgotten as a ceiling is; the retry asks the largest span that answered, when shorter, else
- *   half; the target is not cut, and growth probes halfway up to it.
+ * - A refusal that names the block range but no number (Ankr's `block range is too wide`, the OP stack's `Block
+ *   range is too large`; not `backend response too large`), over a span whose logs, at the busiest density of the
+ *   last answers, would be under a quarter of the most an answer is sized to hold, when no call of the run answered
+ *   over as many blocks, is a block limit the provider does not state: it counts blocks, not logs. Its span is the
+ *   run's block ceiling, for every set of contracts (`rangeCeiling`, kept by range-book.ts, which every 100 answers
+ *   has one call ask that span again, and drops the ceiling once a call answers over it); the retry asks the
+ *   longest span that answered, when at least half, else half; the target is not cut, and growth probes halfway up
+ *   to it.
  * - Learned for the next run: the range the densest stretch allowed, and no more than the largest that answered:
  *   starting low costs a few answers while the range grows, starting high costs refusals.
  */
@@ -51,6 +53,8 @@ export interface LogsRangeState {
   readonly ceiling: number | undefined;
   /** The smallest span refused for its blocks without a number (a block limit not stated): every range stays below it. */
   readonly rangeCeiling: number | undefined;
+  /** This state is a refusal's that met a block limit (`rangeCeiling` is its span): the run's ceiling from now on (range-book.ts). */
+  readonly metBlockLimit: boolean;
   /** The most blocks per call: the provider's stated limit, else the configured cap. */
   readonly maxRange: number;
   /** The most logs per answer, as a provider stated it. */
@@ -97,7 +101,7 @@ export const LOGS_RANGE = {
   /** A growth step smaller than range/16 is not worth a possible refusal. */
   minStep: 1 / 16,
   /**
-   * A refusal naming no number, over a span whose logs (at the busiest density of the last answers) would be fewer
+   * A refusal naming blocks but no number, over a span whose logs (at the busiest density of the last answers) would be fewer
    * than this share of the most an answer is sized to hold (70 % of the results cap), is read as a block limit: far
    * fewer logs than any results cap sized for.
    */
@@ -121,6 +125,7 @@ export function startLogsRange(options: { jobRange?: number | undefined; learned
     sinceRefusal: 0,
     ceiling: undefined,
     rangeCeiling: undefined,
+    metBlockLimit: false,
     maxRange,
     maxResults: undefined,
     target,
@@ -141,15 +146,17 @@ export function startLogsRange(options: { jobRange?: number | undefined; learned
  */
 export function seedRange(known: LogsRangeState, logsPerBlock: number | undefined): LogsRangeState {
   const sized = logsPerBlock !== undefined && logsPerBlock > 0 ? Math.floor(known.target / logsPerBlock) : known.range;
-  // a block limit the provider does not state holds for every set (`rangeCeiling`)
-  const range = Math.max(1, Math.min(sized, known.maxRange, belowCeiling(known.rangeCeiling)));
-  // a ceiling is a bound on the logs of the contracts that met it: other contracts' logs differ
+  const range = Math.max(1, Math.min(sized, known.maxRange));
+  // a ceiling is a bound on the logs of the contracts that met it: other contracts' logs differ; a block ceiling is
+  // the run's (`withRunBounds`)
   return {
     ...known,
     range,
     streak: 0,
     sinceRefusal: 0,
     ceiling: undefined,
+    rangeCeiling: undefined,
+    metBlockLimit: false,
     largest: undefined,
     densest: undefined,
     recent: [],
@@ -159,18 +166,18 @@ export function seedRange(known: LogsRangeState, logsPerBlock: number | undefine
 
 /**
  * `state` with what the whole run knows (every set of contracts): the most blocks a call answered over
- * (`longestAnswered`), and the block ceiling a set met lately (`rangeCeiling`), under which a range above it comes
- * down to the longest span that answered when that is below it, else to one block less than it.
+ * (`longestAnswered`), and the block ceiling the run holds (`rangeCeiling`: the run's, replacing the set's own,
+ * which may be one the run forgot), under which a range above it comes down to the longest span that answered when
+ * that is below it, else to one block less than it.
  *
  * @example withRunBounds({ ...state, range: 2000 }, { rangeCeiling: 400, longestAnswered: 300 }) // → { …, range: 300, rangeCeiling: 400, longestAnswered: 300 }
  */
 export function withRunBounds(state: LogsRangeState, run: { rangeCeiling: number | undefined; longestAnswered: number }): LogsRangeState {
   const longestAnswered = Math.max(state.longestAnswered, run.longestAnswered);
   const { rangeCeiling } = run;
-  if (rangeCeiling === undefined || (state.rangeCeiling !== undefined && state.rangeCeiling <= rangeCeiling)) {
-    return longestAnswered === state.longestAnswered ? state : { ...state, longestAnswered };
-  }
-  const range = state.range < rangeCeiling ? state.range : longestAnswered > 0 && longestAnswered < rangeCeiling ? longestAnswered : belowCeiling(rangeCeiling);
+  if (longestAnswered === state.longestAnswered && rangeCeiling === state.rangeCeiling && (rangeCeiling === undefined || state.range < rangeCeiling)) return state;
+  const range =
+    rangeCeiling === undefined || state.range < rangeCeiling ? state.range : longestAnswered > 0 && longestAnswered < rangeCeiling ? longestAnswered : belowCeiling(rangeCeiling);
   return { ...state, range, rangeCeiling, longestAnswered };
 }
 
@@ -194,9 +201,9 @@ export function afterAnswer(state: LogsRangeState, asked: BlockSpan, logs: numbe
   const full = span >= state.range;
   const fits = logs > 0 ? Math.max(1, Math.floor((span * state.target) / logs)) : Number.POSITIVE_INFINITY;
   const sinceRefusal = state.sinceRefusal + 1;
-  const forget = sinceRefusal >= LOGS_RANGE.forgetCeilingAfter;
-  const ceiling = forget ? undefined : state.ceiling;
-  const rangeCeiling = forget ? undefined : state.rangeCeiling;
+  const ceiling = sinceRefusal >= LOGS_RANGE.forgetCeilingAfter ? undefined : state.ceiling;
+  // the run's block ceiling is asked again, and dropped, by the range book
+  const { rangeCeiling } = state;
   const recent = [...state.recent, logs / span].slice(-LOGS_RANGE.growthMemory);
   const next: LogsRangeState = {
     ...state,
@@ -204,7 +211,7 @@ export function afterAnswer(state: LogsRangeState, asked: BlockSpan, logs: numbe
     sinceRefusal,
     ceiling,
     target: Math.min(topTarget(state.maxResults), state.target * LOGS_RANGE.targetGain),
-    rangeCeiling,
+    metBlockLimit: false,
     largest: Math.max(state.largest ?? 0, span),
     longestAnswered: Math.max(state.longestAnswered, span),
     densest: full && span > 1 ? Math.min(state.densest ?? Number.POSITIVE_INFINITY, fits, state.maxRange) : state.densest,
@@ -250,7 +257,8 @@ export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: Log
   const maxResults = refusal.maxResults === undefined ? state.maxResults : Math.min(refusal.maxResults, state.maxResults ?? refusal.maxResults);
   // a stated limit the refused span did not exceed is read one block short: the provider counts differently
   const maxRange = refusal.maxRange === undefined ? state.maxRange : Math.max(1, Math.min(state.maxRange, refusal.maxRange, span - 1));
-  const numberless = !refusal.timedOut && refusal.maxRange === undefined && refusal.maxResults === undefined && refusal.suggested === undefined;
+  // only a message naming blocks may be a block limit: "backend response too large" or "max results" are caps on the answer
+  const numberless = refusal.blocks === true && refusal.maxRange === undefined && refusal.maxResults === undefined && refusal.suggested === undefined;
   const blockLimit = numberless && span > 1 && isBlockLimit(state, span);
   // a refusal for size means fewer logs than aimed at fit here; a block limit or a hang says nothing of logs
   const forSize = !refusal.timedOut && !blockLimit && !(refusal.maxRange !== undefined && refusal.maxResults === undefined && refusal.suggested === undefined);
@@ -263,6 +271,7 @@ export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: Log
     sinceRefusal: 0,
     ceiling,
     rangeCeiling,
+    metBlockLimit: blockLimit,
     maxRange,
     maxResults,
     target,
@@ -277,10 +286,9 @@ export function afterRefusal(state: LogsRangeState, asked: LogsAsk, refusal: Log
     return retry(next(spanOf(suggestion)), asked, 'suggested');
   }
   if (refusal.maxRange !== undefined && refusal.maxRange < span) return retry(next(maxRange), asked, 'max-range');
-  // a block limit lies between the largest span that answered and this one: ask the largest, when shorter
-  if (blockLimit && state.largest !== undefined && state.largest >= Math.floor(span / 2) && state.largest < span) {
-    return retry(next(state.largest), asked, 'block-limit');
-  }
+  // a block limit lies between the longest span that answered and this one (longer than any that answered): ask that
+  const proven = Math.max(state.largest ?? 0, state.longestAnswered);
+  if (blockLimit && proven >= Math.floor(span / 2)) return retry(next(proven), asked, 'block-limit');
   // a refusal that names no number leaves only the span itself as a bound
   const ceiling = refusal.maxResults === undefined && refusal.maxRange === undefined ? Math.min(span, state.ceiling ?? span) : state.ceiling;
   return retry(next(Math.floor(span / 2), ceiling), asked, 'halved');
@@ -300,7 +308,7 @@ export function learnedRange(state: LogsRangeState): number | undefined {
 }
 
 /**
- * Whether a refusal naming no number over `span` blocks reads as a block limit: the logs the busiest of the last
+ * Whether a refusal naming blocks but no number over `span` blocks reads as a block limit: the logs the busiest of the last
  * answers' densities (else the density the set was seeded with) puts in it are fewer than
  * `LOGS_RANGE.blockLimitShare` of what an answer is sized to hold at most, and no call of the run answered over as
  * many blocks (which a block limit would have refused). Nothing known of the density (a run's first calls): not one.

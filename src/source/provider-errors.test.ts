@@ -24,8 +24,14 @@ describe('parseLogsRefusal', () => {
     expect(parseLogsRefusal({ code: -32614, message })).toEqual({ code: -32614, message, maxRange: 10_000 });
   });
 
-  it('reads Ankr’s "block range is too wide" as too large, with no hint', () => {
-    expect(parseLogsRefusal({ code: -32600, message: 'block range is too wide' })).toEqual({ code: -32600, message: 'block range is too wide' });
+  it('reads Ankr’s "block range is too wide" as too large, naming blocks, with no number', () => {
+    expect(parseLogsRefusal({ code: -32600, message: 'block range is too wide' })).toEqual({ code: -32600, message: 'block range is too wide', blocks: true });
+    // Moonbeam's states it
+    expect(parseLogsRefusal({ code: -32600, message: 'block range is too wide (maximum 1024)' })).toEqual({
+      code: -32600,
+      message: 'block range is too wide (maximum 1024)',
+      maxRange: 1024,
+    });
   });
 
   it('reads reth’s "max results" as a results cap with a suggested range, even one equal to the range asked', () => {
@@ -43,10 +49,9 @@ describe('parseLogsRefusal', () => {
     expect(parseLogsRefusal({ code: -32000, message })).toEqual({ code: -32000, message, maxResults: 10_000 });
   });
 
-  it('reads the OP-stack providers’ "backend response too large" and "Block range is too large" as too large, with no hint', () => {
-    for (const message of ['backend response too large', 'Block range is too large']) {
-      expect(parseLogsRefusal({ code: -32000, message })).toEqual({ code: -32000, message });
-    }
+  it('reads the OP-stack providers’ "backend response too large" and "Block range is too large" as too large, with no number, the second naming blocks', () => {
+    expect(parseLogsRefusal({ code: -32000, message: 'backend response too large' })).toEqual({ code: -32000, message: 'backend response too large' });
+    expect(parseLogsRefusal({ code: -32000, message: 'Block range is too large' })).toEqual({ code: -32000, message: 'Block range is too large', blocks: true });
   });
 
   it('reads the block-range limits other providers state', () => {
@@ -60,7 +65,7 @@ describe('parseLogsRefusal', () => {
       ['ranges over 10000 blocks are not supported on freetier', 10_000],
     ];
     for (const [message, maxRange] of limits) expect(parseLogsRefusal({ code: -32000, message }), message).toMatchObject({ maxRange });
-    expect(parseLogsRefusal({ code: -32000, message: 'block range too large' })).toEqual({ code: -32000, message: 'block range too large' });
+    expect(parseLogsRefusal({ code: -32000, message: 'block range too large' })).toEqual({ code: -32000, message: 'block range too large', blocks: true });
   });
 
   it('reads QuickNode’s results cap as a results cap, never as a block range: its range message says "range"', () => {
@@ -116,9 +121,11 @@ describe('parseLogsRefusal', () => {
       ['exceed max block range: 5000', 5000],
     ];
     for (const [message, maxRange] of limits) expect(parseLogsRefusal({ code: -32000, message }), message).toEqual({ code: -32000, message, maxRange });
-    for (const message of ['Block range limit exceeded.', 'allowed block range threshold exceeded', 'response size should not greater than 10000000 bytes']) {
-      expect(parseLogsRefusal({ code: -32000, message }), message).toEqual({ code: -32000, message });
+    for (const message of ['Block range limit exceeded.', 'allowed block range threshold exceeded']) {
+      expect(parseLogsRefusal({ code: -32000, message }), message).toEqual({ code: -32000, message, blocks: true });
     }
+    const bytes = 'response size should not greater than 10000000 bytes';
+    expect(parseLogsRefusal({ code: -32000, message: bytes })).toEqual({ code: -32000, message: bytes });
   });
 
   it('finds a hint in a text `data` too', () => {

@@ -19,6 +19,11 @@ export interface LogsRefusal {
   maxResults?: number;
   /** No answer in time: treated as "too large" (the call is retried smaller). */
   timedOut?: true;
+  /**
+   * The message names the block range as what is too large, with no number (Ankr's `block range is too wide`, the OP
+   * stack's `Block range is too large`): maybe a block limit the provider does not state (`logs-range.ts`).
+   */
+  blocks?: true;
 }
 
 type Reader = (match: RegExpMatchArray, into: LogsRefusal) => void;
@@ -38,6 +43,14 @@ const maxResults: Reader = (m, into) => {
   if (n !== undefined) into.maxResults = Math.min(n, into.maxResults ?? n);
 };
 const tooLarge: Reader = () => {};
+/** A block limit when it states its number, else a refusal that names blocks without one. */
+const blocksMaybeLimit: Reader = (m, into) => {
+  if (firstGroup(m) === undefined) into.blocks = true;
+  else maxRange(m, into);
+};
+const blocksNamed: Reader = (_m, into) => {
+  into.blocks = true;
+};
 
 /**
  * The messages, each with what it tells. The spec's table first (Infura, Alchemy, QuickNode, Ankr, reth,
@@ -64,7 +77,7 @@ const MESSAGES: readonly (readonly [RegExp, Reader])[] = [
   // QuickNode's results cap, -32614: `eth_getLogs is limited to 10,000 results` (or logs): a results cap, not a range
   [/limited to (?:a )?([\d,]+) (?:results|logs)\b/i, maxResults],
   // Ankr -32600: `block range is too wide` (Moonbeam adds `(maximum 1024)`)
-  [/block range is too wide(?: \(maximum ([\d,]+)\))?/i, maxRange],
+  [/block range is too wide(?: \(maximum ([\d,]+)\))?/i, blocksMaybeLimit],
   // reth -32602: `query exceeds max results 20000, retry with the range 25766988-25775072` (LlamaRPC, Ankr and
   // others the same, some without the number)
   [/max results(?::? ([\d,]+))?/i, maxResults],
@@ -75,7 +88,8 @@ const MESSAGES: readonly (readonly [RegExp, Reader])[] = [
   // Arbitrum (nitro) -32000: `logs matched by query exceeds limit of 10000`
   [/logs matched by query exceeds limit of ([\d,]+)/i, maxResults],
   // OP-stack providers -32000: `backend response too large` / `Block range is too large`; Base, Monad: `block range too large`
-  [/backend response too large|block range (?:is )?too large/i, tooLarge],
+  [/backend response too large/i, tooLarge],
+  [/block range (?:is )?too large/i, blocksNamed],
   // Coinbase `please limit the query to at most 1000 blocks`, Avalanche `requested too many blocks from 0 to 5000,
   // maximum is set to 2048`, dRPC `ranges over 10000 blocks are not supported on freetier`
   [/at most ([\d,]+) blocks|too many blocks from \d+ to \d+, maximum is set to ([\d,]+)|ranges over ([\d,]+) blocks/i, maxRange],
@@ -89,7 +103,8 @@ const MESSAGES: readonly (readonly [RegExp, Reader])[] = [
   ],
   // Chainstack `Block range limit exceeded.`, Altitude and eRPC `(allowed block) range threshold exceeded`, 1RPC
   // `response size should not greater than 10000000 bytes`: too large, no number of blocks or logs
-  [/block range limit exceeded|range threshold exceeded|response size should not greater than/i, tooLarge],
+  [/block range limit exceeded|range threshold exceeded/i, blocksNamed],
+  [/response size should not greater than/i, tooLarge],
 ];
 
 /**

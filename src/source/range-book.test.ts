@@ -72,6 +72,52 @@ describe('createRangeBook', () => {
     expect(book.of([A], 10_000)).toMatchObject({ range: 400, rangeCeiling: 800 });
   });
 
+  it('asks a block limit again every 100 answers, whatever refusals come between: refused, it holds; answered over it, it is gone', () => {
+    const book = createRangeBook({ learned: 400 });
+    const tooWide = parseLogsRefusal({ code: -32600, message: 'block range is too wide' })!;
+    const capped = parseLogsRefusal({ code: -32602, message: 'query exceeds max results 10000' })!;
+    let a = book.of([A], 100_000);
+    a = afterAnswer(a, { fromBlock: 99_601, toBlock: 100_000 }, 40);
+    book.answered([A], 400, new Map([[A, 40]]));
+    book.set([A], 100_000, a);
+    const met = afterRefusal({ ...a, range: 800 }, { fromBlock: 98_801, toBlock: 99_600, contracts: [A] }, tooWide);
+    if (met.action !== 'retry') throw new Error(met.action);
+    book.set([A], 99_600, met.state);
+    // B, busy (10 logs a block: sized to 700 blocks, under the limit): refused for its logs every 30 answers
+    const busy = (answers: number) => {
+      for (let i = 1; i <= answers; i++) {
+        let b = book.of([B], 50_000);
+        expect(b.rangeCeiling, `answer ${i}`).toBe(800);
+        if (i % 30 === 0) {
+          const d = afterRefusal(b, { fromBlock: 50_001 - b.range, toBlock: 50_000, contracts: [B] }, capped);
+          if (d.action === 'retry') book.set([B], 50_000, d.state);
+          b = book.of([B], 50_000);
+        }
+        b = afterAnswer(b, { fromBlock: 50_001 - b.range, toBlock: 50_000 }, b.range * 10);
+        book.answered([B], b.range, new Map([[B, b.range * 10]]));
+        book.set([B], 50_000, b);
+      }
+    };
+    busy(99);
+    expect(book.of([A], 99_600)).toMatchObject({ range: 400, rangeCeiling: 800 });
+    busy(1);
+    // A asks the 800 blocks again, and is refused: the limit holds for 100 answers more
+    const probe = book.of([A], 99_600);
+    expect(probe).toMatchObject({ range: 800, rangeCeiling: undefined });
+    expect(book.of([A], 99_600)).toMatchObject({ range: 400, rangeCeiling: 800 });
+    const again = afterRefusal(probe, { fromBlock: 98_801, toBlock: 99_600, contracts: [A] }, tooWide);
+    if (again.action !== 'retry') throw new Error(again.action);
+    expect(again).toMatchObject({ because: 'block-limit', state: { range: 700, rangeCeiling: 800 } });
+    book.set([A], 99_600, again.state);
+    busy(100);
+    // asked again, and answered over 800 blocks: the limit is gone
+    const answered = book.of([A], 99_600);
+    expect(answered.range).toBe(800);
+    book.answered([A], 800, new Map([[A, 80]]));
+    book.set([A], 99_600, afterAnswer(answered, { fromBlock: 98_801, toBlock: 99_600 }, 80));
+    expect(book.of([B], 50_000).rangeCeiling).toBeUndefined();
+  });
+
   it('remembers for the next run the least range any set learned', () => {
     const book = createRangeBook();
     expect(book.learned()).toBeUndefined();

@@ -7,7 +7,8 @@ import { LOGS_RANGE, learnedRange, seedRange, startLogsRange, withRunBounds, typ
  * tell of their logs per block (no more blocks than a call of the run answered over, as those few spans may
  * misjudge them), with the provider's caps the source knows; so does a set called again far from where it was
  * last (logs per block change along the chain: its old range would misjudge them). A block limit the provider
- * does not state, once a set met it (`rangeCeiling`), holds for every set. Pure bookkeeping.
+ * does not state, once a set met it (`rangeCeiling`), holds for every set; every 100 answers one call asks the span
+ * refused again, and the limit goes once a call answers over it. Pure bookkeeping.
  */
 export interface RangeBook {
   /** The state for a call naming `contracts` at block `top`. */
@@ -38,7 +39,10 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
   let last = startLogsRange({ learned: start.learned });
   /** The most blocks a call of this run answered over. */
   let largest = 0;
-  /** The least block ceiling a set met lately (`LogsRangeState.rangeCeiling`), and the answers since: forgotten as a set's ceiling is. */
+  /**
+   * The run's block ceiling (`LogsRangeState.rangeCeiling`): the least span refused as over a block limit, and the
+   * answers since it was met or last asked again.
+   */
   let rangeCeiling: { blocks: number; answers: number } | undefined;
   const keyOf = (contracts: readonly string[]) => [...contracts].sort().join();
 
@@ -56,11 +60,19 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
 
   return {
     of(contracts, top) {
-      return withRunBounds(stateOf(contracts, top), { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
+      const state = stateOf(contracts, top);
+      // after 100 answers under it, the first set it may hold down (a range of half of it or more: growth stops short
+      // of a ceiling) asks the span refused again, in one call: refused, the limit holds 100 answers more; answered,
+      // the limit is gone (a provider's change, or a cap on logs after all)
+      if (rangeCeiling && rangeCeiling.answers >= LOGS_RANGE.forgetCeilingAfter && state.range * 2 >= rangeCeiling.blocks) {
+        rangeCeiling.answers = 0;
+        return withRunBounds({ ...state, range: rangeCeiling.blocks }, { rangeCeiling: undefined, longestAnswered: largest });
+      }
+      return withRunBounds(state, { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
     },
     set(contracts, top, state) {
-      // a ceiling met just now (a refusal), lower than the run's or the first
-      if (state.rangeCeiling !== undefined && state.sinceRefusal === 0 && state.rangeCeiling <= (rangeCeiling?.blocks ?? state.rangeCeiling)) {
+      // a block limit met just now, lower than the run's ceiling (or none): the run's from now on
+      if (state.metBlockLimit && state.rangeCeiling !== undefined && state.rangeCeiling < (rangeCeiling?.blocks ?? Number.POSITIVE_INFINITY)) {
         rangeCeiling = { blocks: state.rangeCeiling, answers: 0 };
       }
       const key = keyOf(contracts);
@@ -71,7 +83,8 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
     },
     answered(contracts, blocks, logs) {
       largest = Math.max(largest, blocks);
-      if (rangeCeiling && ++rangeCeiling.answers >= LOGS_RANGE.forgetCeilingAfter) rangeCeiling = undefined;
+      if (rangeCeiling && blocks >= rangeCeiling.blocks) rangeCeiling = undefined;
+      else if (rangeCeiling) rangeCeiling.answers++;
       for (const c of contracts) perBlock.set(c, (logs.get(c) ?? 0) / Math.max(1, blocks));
     },
     learned() {
