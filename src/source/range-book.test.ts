@@ -118,7 +118,21 @@ describe('createRangeBook', () => {
     expect(book.of([B], 50_000).rangeCeiling).toBeUndefined();
   });
 
-  it('remembers for the next run the least range any set learned', () => {
+  it('remembers for the next run what the set with the most answers learned, not a set met for a few calls', () => {
+    const book = createRangeBook();
+    const answer = (contracts: string[], blocks: number, logs: number) => {
+      const state = book.of(contracts, 100_000);
+      book.set(contracts, 100_000, afterAnswer(state, { fromBlock: 100_001 - blocks, toBlock: 100_000 }, logs));
+      book.answered(contracts, blocks, new Map(contracts.map((c) => [c, logs / contracts.length])));
+    };
+    // A and B together: 2,000 blocks of 2,000 logs, ten times; B alone, twice, with logs enough to learn 700 blocks
+    for (let i = 0; i < 10; i++) answer([A, B], 2000, 2000);
+    answer([B], 2000, 20_000);
+    answer([B], 700, 7000);
+    expect(book.learned()).toBe(2000);
+  });
+
+  it('remembers for the next run the least range of the sets tied on answers', () => {
     const book = createRangeBook();
     expect(book.learned()).toBeUndefined();
     book.set([A], 2000, afterAnswer(book.of([A], 2000), { fromBlock: 1, toBlock: 2000 }, 1000));

@@ -17,7 +17,12 @@ export interface RangeBook {
   set(contracts: readonly string[], top: number, state: LogsRangeState): void;
   /** An answer over `blocks` blocks held `logs` logs of each contract named (0 for those it held none of). */
   answered(contracts: readonly string[], blocks: number, logs: ReadonlyMap<string, number>): void;
-  /** The range to remember for the next run: the least any set learned (the next run starts with one contract per call, then sets); sets that only answered spans cut short by a chunk's end learned nothing. */
+  /**
+   * The range to remember for the next run (its first calls, before any answer tells the logs per block; later sets
+   * are sized by their logs): what the set of contracts with the most answers learned, the least of those tied; sets
+   * that only answered spans cut short by a chunk's end learned nothing. Not the least of every set's: a set met for
+   * a few calls at a chunk's edge, or a busy one, would start the next run's every call low.
+   */
   learned(): number | undefined;
 }
 
@@ -34,7 +39,8 @@ const SETS_REMEMBERED = 256;
  * book.of([usdc, dai], 17_999_199).range; // → 1500 if dai had no logs lately: sized to 7,000 logs
  */
 export function createRangeBook(start: { learned?: number | undefined } = {}): RangeBook {
-  const sets = new Map<string, { state: LogsRangeState; top: number }>();
+  /** Each set's state, where it was last called, and its answers in the run. */
+  const sets = new Map<string, { state: LogsRangeState; top: number; answers: number }>();
   const perBlock = new Map<string, number>();
   let last = startLogsRange({ learned: start.learned });
   /** The most blocks a call of this run answered over. */
@@ -76,8 +82,9 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
         rangeCeiling = { blocks: state.rangeCeiling, answers: 0 };
       }
       const key = keyOf(contracts);
+      const answers = sets.get(key)?.answers ?? 0;
       sets.delete(key);
-      sets.set(key, { state, top });
+      sets.set(key, { state, top, answers });
       if (sets.size > SETS_REMEMBERED) sets.delete(sets.keys().next().value!);
       last = state;
     },
@@ -86,14 +93,17 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
       if (rangeCeiling && blocks >= rangeCeiling.blocks) rangeCeiling = undefined;
       else if (rangeCeiling) rangeCeiling.answers++;
       for (const c of contracts) perBlock.set(c, (logs.get(c) ?? 0) / Math.max(1, blocks));
+      const set = sets.get(keyOf(contracts));
+      if (set) set.answers++;
     },
     learned() {
-      let least: number | undefined;
-      for (const { state } of sets.values()) {
+      let best: { learned: number; answers: number } | undefined;
+      for (const { state, answers } of sets.values()) {
         const learned = learnedRange(state);
-        if (learned !== undefined && (least === undefined || learned < least)) least = learned;
+        if (learned === undefined) continue;
+        if (best === undefined || answers > best.answers || (answers === best.answers && learned < best.learned)) best = { learned, answers };
       }
-      return least;
+      return best?.learned;
     },
   };
 }
