@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
+import { PROBE_LIMITS } from '../src/cli/probe-endpoint.ts';
 import { LOGS_ERROR_STYLES } from '../src/devnet/logs-limit-errors.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { runCli, type CliResult } from './helpers/cli.ts';
@@ -28,8 +29,8 @@ beforeAll(() => {
 const later = closedAfterEach();
 
 /** The reference server for one test, its base URL ending in the secret project id. */
-async function serve(config: Partial<DevnetConfig>): Promise<RunningDevnet> {
-  const devnet = await startDevnet(dataset, { projectIds: [SECRET], ...config });
+async function serve(config: Partial<DevnetConfig>, chain: Dataset = dataset): Promise<RunningDevnet> {
+  const devnet = await startDevnet(chain, { projectIds: [SECRET], ...config });
   later(() => devnet.close());
   return { ...devnet, base: `${devnet.origin}/${SECRET}` };
 }
@@ -95,8 +96,22 @@ describe('erc20-etl probe --source node', () => {
       const logs = (JSON.parse(r.stdout) as { logs: { accepted: { blocks: number; logs: number } | null; calls: unknown[] } }).logs;
       expect(logs.accepted, `${style}: ${r.stdout}`).not.toBeNull();
       expect(logs.accepted!.logs, style).toBeLessThanOrEqual(150);
-      expect(logs.calls.length, style).toBeLessThanOrEqual(8);
+      expect(logs.calls.length, style).toBeLessThanOrEqual(PROBE_LIMITS.logsCalls);
     }
+  });
+
+  it('comes down to a block limit of a few hundred the node does not state (Ankr’s words) from 100,000 blocks, and narrows to it', async () => {
+    // a head far above the first span's 100,000 blocks: halving alone takes 10 calls to come below 300
+    const high = generateSyntheticDataset({ seed: 16, blocks: BLOCKS, tokens: 3, transfers: 3000, startBlock: 1_000_000 });
+    const devnet = await serve({ logsLimits: { maxRange: 300, style: 'ankr' } }, high);
+    const r = await probe(['--source', 'node', '--json', '--api-url', devnet.base]);
+    expect(r.code, r.stderr).toBe(0);
+    const logs = (JSON.parse(r.stdout) as { logs: { accepted: { blocks: number } | null; smallestRefused: number; calls: unknown[] } }).logs;
+    // within a twentieth or so: the probe stops narrowing when halfway gains no more
+    expect(logs.accepted?.blocks, r.stdout).toBeGreaterThanOrEqual(270);
+    expect(logs.accepted?.blocks, r.stdout).toBeLessThanOrEqual(300);
+    expect(logs.smallestRefused, r.stdout).toBeLessThanOrEqual(330);
+    expect(logs.calls.length).toBeLessThanOrEqual(PROBE_LIMITS.logsCalls);
   });
 });
 

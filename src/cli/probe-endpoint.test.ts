@@ -132,7 +132,7 @@ describe('probeEndpoint, a node source', () => {
     expect(f.logs).toMatchObject({ accepted: { blocks: 2_500, logs: 10_000 }, largestAnswer: 10_000, statedMaxResults: 10_000 });
   });
 
-  it('halves without a hint, then narrows between what answered and what was refused, within 8 calls', async () => {
+  it('halves without a hint, then narrows between what answered and what was refused, within 16 calls', async () => {
     const f = await probeEndpoint(fake({ maxRange: 3_000, style: 'ankr' }));
     const spans = f.logs!.calls.map((c) => [c.toBlock - c.fromBlock + 1, c.outcome]);
     expect(spans.slice(0, 7)).toEqual([
@@ -144,9 +144,13 @@ describe('probeEndpoint, a node source', () => {
       [3_125, 'refused'],
       [1_562, 'answered'],
     ]);
-    expect(spans).toHaveLength(PROBE_LIMITS.logsCalls);
-    // the eighth call, halfway between 1,562 and 3,125, answered
-    expect(f.logs?.accepted?.blocks).toBe(2_343);
+    // halfway between what answered and what was refused, while that gains more than a twentieth
+    expect(spans.slice(7)).toEqual([
+      [2_343, 'answered'],
+      [2_734, 'answered'],
+      [2_929, 'answered'],
+    ]);
+    expect(f.logs?.accepted?.blocks).toBe(2_929);
     expect(f.logs?.smallestRefused).toBe(3_125);
     expect(f.missing).toEqual([]);
   });
@@ -198,11 +202,20 @@ describe('probeEndpoint, a node source', () => {
     expect(tooSmall.missing[0]).toMatch(/^eth_getLogs \(none of \d+ calls was answered, down to a single block; the last: -32602 "range 1 exceeds limit of 0"\)$/);
   });
 
-  it('asks a single block with its last call when a small limit the node does not state refused every wider span', async () => {
+  it('comes down to a small limit the node does not state (100 blocks), and narrows to it', async () => {
     const small = await probeEndpoint(fake({ maxRange: 100, style: 'ankr' }));
-    expect(small.logs?.calls.length).toBe(PROBE_LIMITS.logsCalls);
-    expect(small.logs).toMatchObject({ method: 'yes', accepted: { fromBlock: 1_000_000, toBlock: 1_000_000, blocks: 1 } });
+    expect(small.logs?.calls.length).toBeLessThanOrEqual(PROBE_LIMITS.logsCalls);
+    expect(small.logs?.accepted?.blocks).toBeGreaterThan(95);
+    expect(small.logs?.accepted?.blocks).toBeLessThanOrEqual(100);
+    expect(small.logs?.smallestRefused).toBeLessThanOrEqual(110);
     expect(small.missing).toEqual([]);
+  });
+
+  it('asks a single block with its last call when a limit the node does not state refused every wider span', async () => {
+    const tiny = await probeEndpoint(fake({ maxRange: 2, style: 'ankr' }));
+    expect(tiny.logs?.calls.length).toBe(PROBE_LIMITS.logsCalls);
+    expect(tiny.logs).toMatchObject({ method: 'yes', accepted: { fromBlock: 1_000_000, toBlock: 1_000_000, blocks: 1 } });
+    expect(tiny.missing).toEqual([]);
   });
 
   it('needs one of the header methods: eth_getBlockByHash where there is no Erigon', async () => {

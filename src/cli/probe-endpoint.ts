@@ -28,7 +28,7 @@ export interface ProbeDeps {
 }
 
 /** How hard the probe pushes: the first `eth_getLogs` span back from the head, its calls at most, the first batch size. */
-export const PROBE_LIMITS = { firstLogsSpan: 100_000, logsCalls: 8, batchSize: 100, batchPosts: 8 } as const;
+export const PROBE_LIMITS = { firstLogsSpan: 100_000, logsCalls: 16, batchSize: 100, batchPosts: 8 } as const;
 
 export type LogsCall =
   | { fromBlock: number; toBlock: number; outcome: 'answered'; logs: number }
@@ -109,7 +109,8 @@ const ZERO_HASH = `0x${'00'.repeat(32)}`;
  * Asks the endpoint what a source of `deps.source` needs: chain id, head, the header methods, and for a node
  * the largest `eth_getLogs` span and answer it takes (from 100,000 blocks back from the head: following the
  * provider's suggested range or stated limit, else halving, then narrowing between what answered and what was
- * refused, 8 calls at most), and the largest JSON-RPC batch it answers (100 calls, halved while refused, then narrowed).
+ * refused, 16 calls at most: halving alone takes 10 to come down to a few hundred blocks, as some providers' unstated
+ * limits are), and the largest JSON-RPC batch it answers (100 calls, halved while refused, then narrowed).
  *
  * @example await probeEndpoint({ source: 'node', call, batch }) // → { chainId: 1, head: 23000000, logs: { accepted: { blocks: 2000, logs: 9120, … }, … }, missing: [] }
  */
