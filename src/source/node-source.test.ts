@@ -409,6 +409,27 @@ describe('createNodeSource: refusals', () => {
     expect(node.counters.logsRefused).toBe(1);
   });
 
+  it('sends one query at a time until the node answers once, so a refusal teaches the queries read at once', async () => {
+    const chain = buildChain(100, 239, busy);
+    const tooWide = (method: string, params: unknown[]) => {
+      if (method !== 'eth_getLogs') return undefined;
+      const [from, to] = spanOf(params[0]);
+      return to - from + 1 > 30 ? { error: { code: -32600, message: 'block range is too wide' } } : undefined;
+    };
+    const node = fakeNode(chain, { answer: tooWide });
+    const source = sourceOf(node, { startRange: 100 });
+    // two chunks read at once: the second waits for the first's refusal and answer, then asks 20 blocks
+    const [usdc, dai] = await Promise.all([readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 }), readAll(source, { contract: DAI, fromBlock: 200, toBlock: 239 })]);
+    expect(usdc.rows).toEqual(expectedRows(chain, USDC).filter((r) => r.blockNumber <= 139));
+    expect(dai.rows).toEqual(expectedRows(chain, DAI).filter((r) => r.blockNumber >= 200));
+    expect(node.logsAsked().slice(0, 3)).toEqual([
+      [100, 139],
+      [120, 139],
+      [220, 239],
+    ]);
+    expect(node.counters.logsRefused).toBe(1);
+  });
+
   it('halves a span whose suggested range covers most of it: the logs that overflow are near the top', async () => {
     const chain = buildChain(100, 199, (n) => (n >= 195 ? Array.from({ length: 10 }, () => ({ address: USDC })) : []));
     const node = fakeNode(chain, { maxResults: 30 });

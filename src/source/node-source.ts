@@ -10,6 +10,7 @@ import { createBloomBitsCache, createBloomSlabs, missingFromBloom } from '../eth
 import { BadResponseError, describeContext, PageKeyRejectedError } from './errors.ts';
 import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
+import { createFirstAnswerGate } from './first-answer.ts';
 import { afterAnswer, afterRefusal, type LogsRangeState, longestSpan } from './logs-range.ts';
 import { createRangeBook } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
@@ -151,6 +152,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const tokensKnown = new Map<string, TokenMetadata>();
   const ranges = createRangeBook({ learned: deps.startRange });
   const groups = createLogsGroups<Slice>(MAX_CONTRACTS_PER_CALL);
+  const firstAnswer = createFirstAnswerGate();
   /** Tops of single blocks refused for several contracts at once: asked per contract. */
   const alone = new Set<number>();
   /** Queries (`memberKey`) whose last wait for others ran out, and until when they do not wait again. */
@@ -203,14 +205,21 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
     const me: Member = { contract, fromBlock: query.fromBlock, toBlock: query.toBlock };
-    let shared = groups.take(me, top);
-    const caughtUp = shared ? undefined : catchUp(me, top);
-    // taken and, if none, called at once after the wait: queries woken together share one call
-    if (caughtUp) {
-      await caughtUp;
-      shared = groups.take(me, top);
+    // before the provider has answered once, one query at a time: what a refusal teaches, the next query knows
+    const turnEnded = await firstAnswer.turn();
+    let slice: Slice;
+    try {
+      let shared = groups.take(me, top);
+      const caughtUp = shared ? undefined : catchUp(me, top);
+      // taken and, if none, called at once after the wait: queries woken together share one call
+      if (caughtUp) {
+        await caughtUp;
+        shared = groups.take(me, top);
+      }
+      slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top));
+    } finally {
+      turnEnded();
     }
-    const slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top));
     const where = describeContext({ contract, fromBlock: slice.from, toBlock: top });
     const transfers = await withTime(slice.logs, contract, where);
     for (const log of slice.skipped) {
@@ -291,6 +300,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     groups.share(members.slice(1), top, (m) => found.then((slices) => slices.get(m.contract) ?? Promise.reject(new Error('asked alone'))));
     try {
       const { logs: result, read } = await callLogs();
+      firstAnswer.answered();
       const contracts = contractsOf();
       const answer = budget.timeSync('parse', () => readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top }, read));
       ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
