@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createFirstAnswerGate } from './first-answer.ts';
+import { createFirstAnswerGate, SHORT_ANSWERS } from './first-answer.ts';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -23,8 +23,8 @@ describe('createFirstAnswerGate', () => {
     first();
     await tick();
     expect(went).toEqual(['a', 'b']);
-    // b's is answered: c goes, and so does any later query, without waiting
-    gate.answered();
+    // b's is answered over its whole range: c goes, and so does any later query, without waiting
+    gate.answered(true);
     await tick();
     expect(went).toEqual(['a', 'b', 'c']);
     (await b)();
@@ -32,5 +32,28 @@ describe('createFirstAnswerGate', () => {
     await gate.turn();
     went.push('d');
     expect(went).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('keeps one query at a time after answers cut short by a chunk’s end, up to a number of them', async () => {
+    const gate = createFirstAnswerGate();
+    let waiting = 0;
+    for (let i = 1; i < SHORT_ANSWERS; i++) {
+      const done = await gate.turn();
+      gate.answered(false);
+      const next = gate.turn().then((d) => d);
+      waiting++;
+      await tick();
+      // still held: the next waits for this turn to end
+      expect(await Promise.race([next.then(() => 'went'), tick().then(() => 'waits')])).toBe('waits');
+      done();
+      (await next)();
+      waiting--;
+    }
+    expect(waiting).toBe(0);
+    const done = await gate.turn();
+    gate.answered(false);
+    // the last short answer opens it
+    expect(await Promise.race([gate.turn().then(() => 'went'), tick().then(() => 'waits')])).toBe('went');
+    done();
   });
 });

@@ -430,6 +430,29 @@ describe('createNodeSource: refusals', () => {
     expect(node.counters.logsRefused).toBe(1);
   });
 
+  it('keeps one query at a time after an answer cut short by a chunk’s end: it tells nothing of the range', async () => {
+    const chain = buildChain(100, 339, busy);
+    const tooWide = (method: string, params: unknown[]) => {
+      if (method !== 'eth_getLogs') return undefined;
+      const [from, to] = spanOf(params[0]);
+      return to - from + 1 > 30 ? { error: { code: -32600, message: 'block range is too wide' } } : undefined;
+    };
+    const node = fakeNode(chain, { answer: tooWide });
+    const source = sourceOf(node, { startRange: 100 });
+    // a resumed chunk's last 5 blocks go first and are answered; the next chunk still goes alone
+    await Promise.all([
+      readAll(source, { contract: USDC, fromBlock: 335, toBlock: 339 }),
+      readAll(source, { contract: DAI, fromBlock: 100, toBlock: 199 }),
+      readAll(source, { contract: USDC, fromBlock: 200, toBlock: 299 }),
+    ]);
+    expect(node.logsAsked().slice(0, 4)).toEqual([
+      [335, 339],
+      [100, 199],
+      [150, 199],
+      [175, 199],
+    ]);
+  });
+
   it('halves a span whose suggested range covers most of it: the logs that overflow are near the top', async () => {
     const chain = buildChain(100, 199, (n) => (n >= 195 ? Array.from({ length: 10 }, () => ({ address: USDC })) : []));
     const node = fakeNode(chain, { maxResults: 30 });

@@ -216,7 +216,12 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         await caughtUp;
         shared = groups.take(me, top);
       }
-      slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top));
+      // the turn ends when the call is answered (its headers are fetched after), or when it fails
+      const answered = (full: boolean) => {
+        firstAnswer.answered(full);
+        turnEnded();
+      };
+      slice = (shared && (await shared.catch(() => undefined))) ?? (await call(me, top, answered));
     } finally {
       turnEnded();
     }
@@ -285,9 +290,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   /**
    * One eth_getLogs at `top` for the asker and the contracts expected there, shrunk while refused (a single block
    * refused for several contracts is asked for the asker alone); what it finds for the others waits for them.
-   * Resolves to the asker's slice once the headers of every block in the answer are fetched.
+   * Resolves to the asker's slice once the headers of every block in the answer are fetched; `answered` is told as
+   * soon as the node answers, and whether over the whole range (the first-answer gate's).
    */
-  async function call(me: Member, top: number): Promise<Slice> {
+  async function call(me: Member, top: number, answered?: (full: boolean) => void): Promise<Slice> {
     let members = alone.has(top) ? [me] : groups.members(me, top);
     const contractsOf = () => members.map((m) => m.contract);
     let range = ranges.of(contractsOf(), top);
@@ -300,7 +306,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     groups.share(members.slice(1), top, (m) => found.then((slices) => slices.get(m.contract) ?? Promise.reject(new Error('asked alone'))));
     try {
       const { logs: result, read } = await callLogs();
-      firstAnswer.answered();
+      // a span cut short by the end of a chunk tells nothing of the range: the next query still goes alone
+      answered?.(top - from + 1 >= range.range);
       const contracts = contractsOf();
       const answer = budget.timeSync('parse', () => readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top }, read));
       ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));

@@ -5,6 +5,7 @@ import { createRangeBook } from './range-book.ts';
 
 const A = '0xa';
 const B = '0xb';
+const C = '0xc';
 
 describe('createRangeBook', () => {
   it('starts the first set of contracts at the learned range, and keeps each set’s own', () => {
@@ -118,7 +119,7 @@ describe('createRangeBook', () => {
     expect(book.of([B], 50_000).rangeCeiling).toBeUndefined();
   });
 
-  it('remembers for the next run what the set with the most answers learned, not a set met for a few calls', () => {
+  it('remembers for the next run the least range learned by the sets with a quarter of the most answers, not a set met for a few calls', () => {
     const book = createRangeBook();
     const answer = (contracts: string[], blocks: number, logs: number) => {
       const state = book.of(contracts, 100_000);
@@ -130,6 +131,9 @@ describe('createRangeBook', () => {
     answer([B], 2000, 20_000);
     answer([B], 700, 7000);
     expect(book.learned()).toBe(2000);
+    // C, busy, over fewer calls than the quiet pair but more than a quarter of theirs: its range is the one kept
+    for (let i = 0; i < 3; i++) answer([C], 700, 7000);
+    expect(book.learned()).toBe(700);
   });
 
   it('remembers for the next run the least range of the sets tied on answers', () => {

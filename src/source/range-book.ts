@@ -19,15 +19,18 @@ export interface RangeBook {
   answered(contracts: readonly string[], blocks: number, logs: ReadonlyMap<string, number>): void;
   /**
    * The range to remember for the next run (its first calls, before any answer tells the logs per block; later sets
-   * are sized by their logs): what the set of contracts with the most answers learned, the least of those tied; sets
-   * that only answered spans cut short by a chunk's end learned nothing. Not the least of every set's: a set met for
-   * a few calls at a chunk's edge, or a busy one, would start the next run's every call low.
+   * are sized by their logs): the least any set learned among those with a quarter of the answers of the set with
+   * the most, or more; sets that only answered spans cut short by a chunk's end learned nothing. Not the least of
+   * every set's: a set met for a few calls at a chunk's edge would start the next run's every call low; nor the
+   * most-answered set's alone: a quiet token read over many empty spans would start a busy one's high.
    */
   learned(): number | undefined;
 }
 
 /** A set's range holds within this many of its ranges from where it was last called. */
 const FAR = 2;
+/** A set counts for the range kept for the next run with at least this share of the most answers any set had (1 / 4). */
+const LEARNED_SHARE = 4;
 /** Sets of contracts remembered: more are met only when contracts' chunks start and end at different blocks. */
 const SETS_REMEMBERED = 256;
 
@@ -97,13 +100,13 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
       if (set) set.answers++;
     },
     learned() {
-      let best: { learned: number; answers: number } | undefined;
-      for (const { state, answers } of sets.values()) {
-        const learned = learnedRange(state);
-        if (learned === undefined) continue;
-        if (best === undefined || answers > best.answers || (answers === best.answers && learned < best.learned)) best = { learned, answers };
-      }
-      return best?.learned;
+      const learned = [...sets.values()].flatMap(({ state, answers }) => {
+        const range = learnedRange(state);
+        return range === undefined ? [] : [{ range, answers }];
+      });
+      const most = Math.max(0, ...learned.map((l) => l.answers));
+      const counted = learned.filter((l) => l.answers * LEARNED_SHARE >= most);
+      return counted.length ? Math.min(...counted.map((l) => l.range)) : undefined;
     },
   };
 }
