@@ -190,6 +190,13 @@ const spanOf = (filter: unknown) => {
   return [Number(f.fromBlock), Number(f.toBlock)] as const;
 };
 
+/** A node's own answer (`NodeBehaviour.answer`): eth_getLogs over more than `blocks` blocks refused with `code` and `message`. */
+const refusingOver = (blocks: number, code: number, message: string) => (method: string, params: unknown[]) => {
+  if (method !== 'eth_getLogs') return undefined;
+  const [from, to] = spanOf(params[0]);
+  return to - from + 1 > blocks ? { error: { code, message } } : undefined;
+};
+
 function sourceOf(node: ReturnType<typeof fakeNode>, deps: Partial<NodeSourceDeps> = {}): NodeSource {
   return createNodeSource({ http: node.http, counters: node.counters, headerBatchSize: 100, clock: instant, ...deps });
 }
@@ -390,12 +397,7 @@ describe('createNodeSource: refusals', () => {
 
   it('does not stretch a call past a stated block limit to leave no sliver of the query for a call of its own', async () => {
     const chain = buildChain(100, 165, busy);
-    const limited = (method: string, params: unknown[]) => {
-      if (method !== 'eth_getLogs') return undefined;
-      const [from, to] = spanOf(params[0]);
-      return to - from + 1 > 30 ? { error: { code: -32614, message: 'eth_getLogs is limited to a 30 range' } } : undefined;
-    };
-    const node = fakeNode(chain, { answer: limited });
+    const node = fakeNode(chain, { answer: refusingOver(30, -32614, 'eth_getLogs is limited to a 30 range') });
     const source = sourceOf(node, { startRange: 100 });
     const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 165 });
     expect(rows).toEqual(expectedRows(chain, USDC));
@@ -411,12 +413,7 @@ describe('createNodeSource: refusals', () => {
 
   it('sends one query at a time until the node answers once, so a refusal teaches the queries read at once', async () => {
     const chain = buildChain(100, 239, busy);
-    const tooWide = (method: string, params: unknown[]) => {
-      if (method !== 'eth_getLogs') return undefined;
-      const [from, to] = spanOf(params[0]);
-      return to - from + 1 > 30 ? { error: { code: -32600, message: 'block range is too wide' } } : undefined;
-    };
-    const node = fakeNode(chain, { answer: tooWide });
+    const node = fakeNode(chain, { answer: refusingOver(30, -32600, 'block range is too wide') });
     const source = sourceOf(node, { startRange: 100 });
     // two chunks read at once: the second waits for the first's refusal and answer, then asks 20 blocks
     const [usdc, dai] = await Promise.all([readAll(source, { contract: USDC, fromBlock: 100, toBlock: 139 }), readAll(source, { contract: DAI, fromBlock: 200, toBlock: 239 })]);
@@ -432,12 +429,7 @@ describe('createNodeSource: refusals', () => {
 
   it('keeps one query at a time after an answer cut short by a chunk’s end: it tells nothing of the range', async () => {
     const chain = buildChain(100, 339, busy);
-    const tooWide = (method: string, params: unknown[]) => {
-      if (method !== 'eth_getLogs') return undefined;
-      const [from, to] = spanOf(params[0]);
-      return to - from + 1 > 30 ? { error: { code: -32600, message: 'block range is too wide' } } : undefined;
-    };
-    const node = fakeNode(chain, { answer: tooWide });
+    const node = fakeNode(chain, { answer: refusingOver(30, -32600, 'block range is too wide') });
     const source = sourceOf(node, { startRange: 100 });
     // a resumed chunk's last 5 blocks go first and are answered; the next chunk still goes alone
     await Promise.all([
