@@ -205,7 +205,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
     const me: Member = { contract, fromBlock: query.fromBlock, toBlock: query.toBlock };
-    // before the provider has answered once, one query at a time: what a refusal teaches, the next query knows
+    // before the provider has answered over a whole range once, one query at a time: what a refusal teaches, the next
+    // query knows
     const turnEnded = await firstAnswer.turn();
     let slice: Slice;
     try {
