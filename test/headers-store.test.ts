@@ -4,7 +4,7 @@ import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { HeaderJson } from '../src/eth/header-fields.ts';
 import { join } from 'node:path';
 import { checkHeader } from '../src/source/header-check.ts';
-import { insertHeaders, storeHeaders, type HeaderToStore } from '../src/warehouse/headers.ts';
+import { insertHeaders, knownHeaders, storeHeaders, type HeaderToStore } from '../src/warehouse/headers.ts';
 import { CHAINS_FIXTURE_DIR, expectedOf, FIXTURE_DIR, readJsonLines, type RawHeader } from './helpers/fixtures.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
 
@@ -91,5 +91,64 @@ describe.each(WRITERS)('storing block headers by %s', (name, store) => {
       expect(stored[0] + stored[1]).toBe(many.length);
       await target.warehouse.db.deleteFrom('block_headers').where('number', '>=', '9000000').execute();
     }
+  });
+});
+
+describe('looking up stored headers (knownHeaders)', () => {
+  let target: Awaited<ReturnType<typeof migratedWarehouse>>;
+  beforeAll(async () => {
+    target = await migratedWarehouse('headers_known');
+  });
+  afterAll(async () => {
+    await target.drop();
+  });
+
+  it("finds the stored blocks of a list by hash at their number, with each one's time and bloom, and none of another chain's", async () => {
+    const headers = generateSyntheticDataset({ seed: 45, blocks: 30, tokens: 1, transfers: 10, startBlock: 6_000_000 }).headers;
+    const batch = headers.map((header) => ({ header, extra: null, hashVerified: true }));
+    // the even blocks stored on chain 1, the odd ones on chain 10
+    expect(
+      await insertHeaders(
+        target.warehouse.db,
+        1,
+        batch.filter((_, i) => i % 2 === 0),
+        '1',
+      ),
+    ).toBe(15);
+    expect(
+      await insertHeaders(
+        target.warehouse.db,
+        10,
+        batch.filter((_, i) => i % 2 === 1),
+        '1',
+      ),
+    ).toBe(15);
+    const refs = headers.map((h) => ({ hash: h.hash, number: Number(h.number) }));
+    const known = await knownHeaders(target.warehouse.db, 1, refs.slice(3, 20));
+    const expected = headers.slice(3, 20).filter((h) => (Number(h.number) - 6_000_000) % 2 === 0);
+    expect([...known.keys()].sort()).toEqual(expected.map((h) => h.hash).sort());
+    for (const h of expected) {
+      expect(known.get(h.hash)).toEqual({ number: Number(h.number), seconds: BigInt(h.timestamp!).toString(), logsBloom: h.logsBloom });
+    }
+    expect((await knownHeaders(target.warehouse.db, 10, refs.slice(0, 2))).size).toBe(1);
+    expect((await knownHeaders(target.warehouse.db, 1, [])).size).toBe(0);
+  });
+
+  it('does not take a stored header for a block the rows put at another number', async () => {
+    const [h0, h1] = generateSyntheticDataset({ seed: 46, blocks: 2, tokens: 1, transfers: 2, startBlock: 5_000_000 }).headers;
+    await insertHeaders(
+      target.warehouse.db,
+      1,
+      [
+        { header: h0!, extra: null, hashVerified: true },
+        { header: h1!, extra: null, hashVerified: true },
+      ],
+      '1',
+    );
+    const known = await knownHeaders(target.warehouse.db, 1, [
+      { hash: h0!.hash, number: Number(h0!.number) + 7 },
+      { hash: h1!.hash, number: Number(h1!.number) },
+    ]);
+    expect([...known.keys()]).toEqual([h1!.hash]);
   });
 });

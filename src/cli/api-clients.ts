@@ -104,7 +104,7 @@ export function createSource(deps: {
         logger,
         rpcTimeoutMs: deps.rpcTimeoutMs,
         startRange: start,
-        storedHeaders: (hashes) => knownHeaders(warehouse.db, chain, hashes),
+        storedHeaders: (blocks) => knownHeaders(warehouse.db, chain, blocks),
         budget: deps.budget,
         chain,
       }),

@@ -109,13 +109,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   const sift = async () => {
     const offered = candidates;
     candidates = [];
-    const known = await retried(deps, scope.job, 'looking up stored headers', () =>
-      knownHeaders(
-        deps.warehouse.db,
-        scope.headers.chain,
-        offered.map((h) => h.hash),
-      ),
-    );
+    const known = await retried(deps, scope.job, 'looking up stored headers', () => knownHeaders(deps.warehouse.db, scope.headers.chain, offered));
     for (const h of offered) {
       const stored = known.get(h.hash);
       if (stored === undefined) {

@@ -568,8 +568,11 @@ describe('createNodeSource: headers', () => {
     const node = fakeNode(chain);
     const stored = [...chain.headers.values()].filter((h) => Number(h.number) < 120);
     const asked: string[][] = [];
-    const storedHeaders = async (hashes: readonly string[]) => {
-      asked.push([...hashes]);
+    const storedHeaders = async (blocks: readonly { hash: string; number: number }[]) => {
+      // each block asked with the number its logs give it
+      for (const b of blocks) expect(Number(chain.headers.get(b.hash)?.number)).toBe(b.number);
+      const hashes = blocks.map((b) => b.hash);
+      asked.push(hashes);
       const facts = stored
         .filter((h) => hashes.includes(h.hash!))
         .map((h) => [h.hash!, { number: Number(h.number), seconds: String(Number(h.timestamp)), logsBloom: h.logsBloom! }] as const);
@@ -623,7 +626,7 @@ describe('createNodeSource: headers', () => {
   it('asks the node when a stored header disagrees with the logs on the block number, or the warehouse cannot answer', async () => {
     const chain = buildChain(100, 109, busy);
     const wrongNumber = sourceOf(fakeNode(chain), {
-      storedHeaders: async (hashes) => new Map(hashes.map((hash) => [hash, { number: 1, seconds: '0', logsBloom: `0x${'00'.repeat(256)}` }] as const)),
+      storedHeaders: async (blocks) => new Map(blocks.map(({ hash }) => [hash, { number: 1, seconds: '0', logsBloom: `0x${'00'.repeat(256)}` }] as const)),
     });
     expect((await readAll(wrongNumber, { contract: USDC, fromBlock: 100, toBlock: 109 })).rows).toEqual(expectedRows(chain, USDC));
     const node = fakeNode(chain);

@@ -51,7 +51,7 @@ export interface NodeSourceDeps {
    * The headers the warehouse holds already, of these hashes (verified when they were stored): a page takes its
    * blocks' times and blooms from them instead of asking the node, so a re-run fetches no header it has.
    */
-  storedHeaders?: (hashes: readonly string[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
+  storedHeaders?: (blocks: readonly { hash: string; number: number }[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
   /** Where the run's time goes (`--time-budget`): logs read and checked count as `parse`, headers fetched as `headers`. */
   budget?: TimeBudget;
   /**
@@ -168,7 +168,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     if (!unknown.length || !deps.storedHeaders) return unknown;
     let stored: ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>;
     try {
-      stored = await deps.storedHeaders(unknown);
+      stored = await deps.storedHeaders(unknown.map((hash) => ({ hash, number: blocks.get(hash)! })));
     } catch (err) {
       deps.logger?.warn({ msg: 'could not read the stored headers; asking the node for them', blocks: unknown.length, err: (err as Error).message });
       return unknown;

