@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectBody, declaredLength } from './body-bytes.ts';
+import { collectBody, createBodyBuffers, declaredLength } from './body-bytes.ts';
 
 async function* pieces(...parts: string[]): AsyncGenerator<Buffer> {
   for (const p of parts) yield Buffer.from(p);
@@ -44,5 +44,51 @@ describe('declaredLength', () => {
     expect(declaredLength('421337')).toBe(421_337);
     expect(declaredLength('0')).toBe(0);
     for (const bad of [undefined, '', '-1', '1e3', ' 12', '12 ', ['1', '2'], '9'.repeat(16)]) expect(declaredLength(bad), String(bad)).toBeUndefined();
+  });
+});
+
+describe('createBodyBuffers', () => {
+  const KB = 1024;
+
+  it('lends the memory of a body given back to the next body it fits, and never to two bodies at once', () => {
+    const buffers = createBodyBuffers(1 << 20);
+    const a = buffers.take(100 * KB);
+    const b = buffers.take(100 * KB);
+    expect(a.length).toBe(100 * KB);
+    expect(b.buffer).not.toBe(a.buffer);
+    buffers.give([a]);
+    const c = buffers.take(120 * KB);
+    expect(c.buffer).toBe(a.buffer);
+    expect(c.length).toBe(120 * KB);
+    // lent again: not lent a third time until given back
+    expect(buffers.take(100 * KB).buffer).not.toBe(a.buffer);
+    // a body larger than any free buffer gets memory of its own
+    buffers.give([b]);
+    expect(buffers.take(300 * KB).buffer).not.toBe(b.buffer);
+  });
+
+  it('keeps at most the bytes it was given of free buffers, and none for small bodies', () => {
+    const buffers = createBodyBuffers(256 * KB);
+    const lent = [buffers.take(100 * KB), buffers.take(100 * KB), buffers.take(100 * KB)];
+    buffers.give(lent);
+    // two buffers of 128 KB kept, the third left to the collector
+    const again = [buffers.take(100 * KB), buffers.take(100 * KB), buffers.take(100 * KB)].map((x) => x.buffer);
+    expect(again.filter((m) => lent.some((l) => l.buffer === m))).toHaveLength(2);
+    const small = buffers.take(10 * KB);
+    buffers.give([small]);
+    expect(buffers.take(10 * KB).buffer).not.toBe(small.buffer);
+  });
+
+  it('gives back only what it lent, once, whatever pieces a body came in', async () => {
+    const buffers = createBodyBuffers(1 << 20);
+    const big = 'x'.repeat(70 * KB);
+    // a body longer than it declared: the lent buffer holds its start, the rest comes in pieces of their own
+    const body = await collectBody(pieces(big, 'tail'), big.length, 1 << 20, buffers);
+    expect(text(body)).toBe(`${big}tail`);
+    buffers.give(body!);
+    buffers.give(body!);
+    const first = buffers.take(70 * KB);
+    expect(first.buffer).toBe(body![0]!.buffer);
+    expect(buffers.take(70 * KB).buffer).not.toBe(first.buffer);
   });
 });

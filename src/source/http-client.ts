@@ -24,7 +24,7 @@ import type { RateLimiter } from '../common/rate-limiter.ts';
 import { untilAborted } from '../common/until-aborted.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
-import { collectBody, declaredLength } from './body-bytes.ts';
+import { collectBody, createBodyBuffers, declaredLength } from './body-bytes.ts';
 import { parseJsonBody, type ElementReader } from './json-body.ts';
 
 export interface HttpClientConfig {
@@ -116,6 +116,12 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
 };
 
 /**
+ * Free body buffers a client keeps between answers (`body-bytes.ts`): four of a node's largest answers (about 7 MB
+ * each, in buffers of 8 MB), as many as a run's chunks read at once.
+ */
+const BODY_BYTES_KEPT = 32 * 1024 * 1024;
+
+/**
  * The HTTP client of the chain API: one keep-alive pool of at most `connections` connections to the
  * API's origin, TLS verified, a deadline on every attempt, a cap on the answer size, the shared rate
  * limit before every attempt, and retries of what may pass (429 with its Retry-After, 5xx, timeouts,
@@ -141,6 +147,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
   // each request on its way, and each waiting its turn, listens to the stop until it ends: more than Node's 10 at once
   // is no leak (each is removed), so Node is not to warn of one on stderr
   if (stop) setMaxListeners(0, stop);
+  const bodies = createBodyBuffers(BODY_BYTES_KEPT);
 
   async function attempt(target: RequestTarget, body: string | undefined, options: CallOptions = {}): Promise<unknown> {
     stop?.throwIfAborted();
@@ -173,7 +180,12 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
       const answer = await readCapped(res.body, res.headers['content-length'], target);
-      return interpret(target, res.statusCode, res.headers, answer, options.resultElement);
+      try {
+        return interpret(target, res.statusCode, res.headers, answer, options.resultElement);
+      } finally {
+        // parsed into strings and objects of their own: nothing refers to the bytes any more
+        bodies.give(answer);
+      }
     } catch (err) {
       if (stop?.aborted) throw stop.reason;
       const failure = classify(err, target, controller.signal.aborted, timeoutMs);
@@ -202,7 +214,7 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     };
     const declared = declaredLength(contentLength);
     if (declared !== undefined && declared > limit) throw tooLarge();
-    const body = await collectBody(stream, declared, limit);
+    const body = await collectBody(stream, declared, limit, bodies);
     if (!body) throw tooLarge();
     return body;
   }

@@ -11,7 +11,7 @@ export const DB_RETRY = { retries: 8, minDelayMs: 200, maxDelayMs: 15_000 };
  * a failure PostgreSQL can get past (`classifyPgError`: a restart, a dropped connection, a deadlock) is tried again
  * for about a minute; anything else is thrown at once. A `signal` that aborts during a wait ends the retries with its reason.
  *
- * @example const known = await retryStatement(() => knownHeaders(db, 1, hashes), { clock, onRetry: (err, attempt) => log.warn({ msg: err.message, attempt }) });
+ * @example const known = await retryStatement(() => knownHeaders(db, 1, blocks), { clock, onRetry: (err, attempt) => log.warn({ msg: err.message, attempt }) });
  */
 export function retryStatement<T>(
   work: () => Promise<T>,
