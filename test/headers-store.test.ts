@@ -150,5 +150,11 @@ describe('looking up stored headers (knownHeaders)', () => {
       { hash: h1!.hash, number: Number(h1!.number) },
     ]);
     expect([...known.keys()]).toEqual([h1!.hash]);
+    // each asked at the other's number: both numbers and both hashes are stored, yet neither block is
+    const swapped = await knownHeaders(target.warehouse.db, 1, [
+      { hash: h0!.hash, number: Number(h1!.number) },
+      { hash: h1!.hash, number: Number(h0!.number) },
+    ]);
+    expect(swapped.size).toBe(0);
   });
 });

@@ -51,7 +51,7 @@ describe('createBodyBuffers', () => {
   const KB = 1024;
 
   it('lends the memory of a body given back to the next body it fits, and never to two bodies at once', () => {
-    const buffers = createBodyBuffers(1 << 20);
+    const buffers = createBodyBuffers(4 << 20);
     const a = buffers.take(100 * KB);
     const b = buffers.take(100 * KB);
     expect(a.length).toBe(100 * KB);
@@ -62,9 +62,13 @@ describe('createBodyBuffers', () => {
     expect(c.length).toBe(120 * KB);
     // lent again: not lent a third time until given back
     expect(buffers.take(100 * KB).buffer).not.toBe(a.buffer);
-    // a body larger than any free buffer gets memory of its own
+    // a body larger than any free buffer gets memory of its own, and a much smaller one does not take a large one
     buffers.give([b]);
     expect(buffers.take(300 * KB).buffer).not.toBe(b.buffer);
+    const large = buffers.take(600 * KB);
+    buffers.give([large]);
+    expect(buffers.take(70 * KB).buffer).not.toBe(large.buffer);
+    expect(buffers.take(520 * KB).buffer).toBe(large.buffer);
   });
 
   it('keeps at most the bytes it was given of free buffers, and none for small bodies', () => {

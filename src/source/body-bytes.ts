@@ -28,7 +28,8 @@ const SMALLEST_KEPT = 64 * 1024;
 
 /**
  * Body buffers that keep at most `keepBytes` of free buffers between answers (each a power of two of at least
- * 64 KB, so answers of about the same size share them); a buffer given back past that is left to the collector.
+ * 64 KB, lent only to bodies of its size class, so answers of about the same size share them); a buffer given back
+ * past that is left to the collector.
  *
  * @example const buffers = createBodyBuffers(32 << 20);
  * const body = await collectBody(stream, declared, limit, buffers);
@@ -42,13 +43,14 @@ export function createBodyBuffers(keepBytes: number): BodyBuffers {
   return {
     take(size) {
       if (size < SMALLEST_KEPT) return Buffer.allocUnsafe(size);
-      let best = -1;
-      for (let i = 0; i < free.length; i++) if (free[i]!.length >= size && (best < 0 || free[i]!.length < free[best]!.length)) best = i;
+      // a free buffer of the body's size class, never a larger one (a small body would hold a large answer's memory)
+      const capacity = 2 ** Math.ceil(Math.log2(size));
+      const at = free.findIndex((b) => b.length === capacity);
       let buffer: Buffer;
-      if (best >= 0) {
-        buffer = free.splice(best, 1)[0]!;
+      if (at >= 0) {
+        buffer = free.splice(at, 1)[0]!;
         freeBytes -= buffer.length;
-      } else buffer = Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(size)));
+      } else buffer = Buffer.allocUnsafeSlow(capacity);
       lent.set(buffer.buffer, buffer);
       return buffer.subarray(0, size);
     },
