@@ -11,6 +11,7 @@ import { createRpcClient } from '../src/source/rpc-client.ts';
 import { startDevnet } from './helpers/devnet.ts';
 import { job, migratedWarehouse, runExport } from './helpers/exporter.ts';
 import { syntheticWorld } from './helpers/world.ts';
+import { insertHeaders } from '../src/warehouse/headers.ts';
 
 const OPTIONS = { seed: 31, blocks: 900, tokens: 4, transfers: 6000, startBlock: 3_000_000 };
 const LAST = OPTIONS.startBlock + OPTIONS.blocks - 1;
@@ -76,6 +77,76 @@ describe('fetching headers while reading pages', () => {
       const expected = new Set(world.dataset.transfers.map((t) => t.blockHash)).size;
       expect(stored).toBe(expected);
       expect((await world.devnet.stats()).rpcCalls['erigon_getHeaderByHash']).toBe(expected);
+    } finally {
+      await http.close();
+      await own.drop();
+    }
+  });
+
+  it('fetches the blocks a source fetched headers for without looking them up, and stores each header once', async () => {
+    const own = await migratedWarehouse('header_fetching_fetched');
+    const logger = pino({ level: 'silent' });
+    const http = createHttpClient({
+      endpoint: parseApiUrl(world.devnet.base),
+      config: { timeoutMs: 5000, connections: 2, maxResponseBytes: 8 << 20, retries: 2 },
+      logger,
+      clock: systemClock,
+      counters: createSourceCounters(),
+    });
+    try {
+      const contract = contracts()[0]!;
+      const rows = world.dataset.transfers.filter((t) => t.contractAddress === contract).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
+      const hashes = [...new Set(rows.map((t) => t.blockHash))];
+      // one of the blocks is stored already (another run stored it after the source looked)
+      const storedFirst = world.dataset.headers.find((h) => h.hash === hashes[3])!;
+      expect(await insertHeaders(own.warehouse.db, 1, [{ header: storedFirst, extra: null, hashVerified: true }], '1')).toBe(1);
+      const queue = (runId: string) =>
+        createHeaderQueue(
+          { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 100 }), logger, clock: systemClock },
+          { job: 'fetched', runId, headers: createHeaderPolicy({ name: 'fetched', chain: 1 }, logger), batchSize: 100, concurrency: 2 },
+        );
+      // told the source fetched them all: none is looked up, so the stored one is asked for too, and not stored twice
+      await reset();
+      const told = queue('2');
+      await told.offer(rows, contract, { bloomProven: true, fetched: new Set(hashes) });
+      expect(await told.drain()).toBe(hashes.length - 1);
+      expect((await world.devnet.stats()).rpcCalls['erigon_getHeaderByHash']).toBe(hashes.length);
+      const stored = await own.warehouse.db.selectFrom('block_headers').select(['hash', 'fetched_by_run']).execute();
+      expect(stored.map((h) => h.hash).sort()).toEqual([...hashes].sort());
+      expect(stored.find((h) => h.hash === storedFirst.hash)!.fetched_by_run).toBe('1');
+      // not told: every block is looked up, and those stored are not asked for
+      await reset();
+      const looked = queue('3');
+      await looked.offer(rows, contract, { bloomProven: true });
+      expect(await looked.drain()).toBe(0);
+      expect((await world.devnet.stats()).rpcCalls['erigon_getHeaderByHash'] ?? 0).toBe(0);
+    } finally {
+      await http.close();
+      await own.drop();
+    }
+  });
+
+  it('fails naming the block when rows put a stored block at another number, rather than taking its stored header', async () => {
+    const own = await migratedWarehouse('header_fetching_misnumbered');
+    const logger = pino({ level: 'silent' });
+    const http = createHttpClient({
+      endpoint: parseApiUrl(world.devnet.base),
+      config: { timeoutMs: 5000, connections: 2, maxResponseBytes: 8 << 20, retries: 2 },
+      logger,
+      clock: systemClock,
+      counters: createSourceCounters(),
+    });
+    try {
+      const [row] = world.dataset.transfers;
+      const header = world.dataset.headers.find((h) => h.hash === row!.blockHash)!;
+      await insertHeaders(own.warehouse.db, 1, [{ header, extra: null, hashVerified: true }], '1');
+      const queue = createHeaderQueue(
+        { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 100 }), logger, clock: systemClock },
+        { job: 'misnumbered', runId: '2', headers: createHeaderPolicy({ name: 'misnumbered', chain: 1 }, logger), batchSize: 100, concurrency: 1 },
+      );
+      const moved = { ...row!, blockNumber: row!.blockNumber + 1 };
+      await queue.offer([moved], moved.contractAddress);
+      await expect(queue.drain()).rejects.toThrow(new RegExp(`block ${moved.blockNumber} \\(${row!.blockHash}\\), header\\.number: expected ${moved.blockNumber}`));
     } finally {
       await http.close();
       await own.drop();

@@ -13,10 +13,11 @@ export interface HeaderQueue {
    * Takes the blocks of a committed page: the headers the warehouse lacks are fetched in full batches
    * while reading goes on, and each row is checked against its block's logsBloom once the header is
    * verified (or found stored), unless the source proved them so already (`bloomProven`: counted, not checked
-   * again). Waits while as many batches as allowed are in flight, and throws the first
+   * again), and those the source fetched for the page (`fetched`) go to a batch without being looked up. Waits while
+   * as many batches as allowed are in flight, and throws the first
    * failure of a fetch (or rows that disagree on a block's number or timestamp, or that a bloom rules out).
    */
-  offer(rows: readonly TransferRecord[], contract: string, bloomProven?: boolean): Promise<void>;
+  offer(rows: readonly TransferRecord[], contract: string, page?: OfferedPage): Promise<void>;
   /** Fetches what is left (the last, partial batch); resolves to the number of headers stored. */
   drain(): Promise<number>;
   /** Waits for the fetches in flight, ignoring their outcome (the run is failing anyway). */
@@ -26,6 +27,14 @@ export interface HeaderQueue {
    * and the rows earlier runs stored in the blocks whose headers this queue fetched.
    */
   readonly checked: number;
+}
+
+/** What the source told of a page's blocks (`TransfersPage`). */
+export interface OfferedPage {
+  /** Its rows were found in their blocks' blooms already: counted, not checked again. */
+  bloomProven?: boolean;
+  /** Blocks whose headers the source fetched for the page, absent from the warehouse when it looked: fetched without a look-up. */
+  fetched?: ReadonlySet<string>;
 }
 
 export interface HeaderQueueScope extends HeaderScope {
@@ -78,7 +87,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   let failure: { error: unknown } | undefined;
   let stored = 0;
 
-  const remember = (t: TransferRecord, contract: string): QueuedBlock => {
+  const remember = (t: TransferRecord, contract: string, fetched: ReadonlySet<string> | undefined): QueuedBlock => {
     const known = remembered.get(t.blockHash) ?? pending.get(t.blockHash);
     if (known) {
       if (disagreeingFields(known, t).length) throw new ChainDataError(blockDisagreementMessage(known, t));
@@ -89,7 +98,8 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
     remembered.set(t.blockHash, block);
     if (remembered.size > memory) remembered.delete(remembered.keys().next().value!);
     pending.set(t.blockHash, block);
-    candidates.push(block);
+    if (fetched?.has(t.blockHash)) batch.push(block);
+    else candidates.push(block);
     return block;
   };
 
@@ -150,7 +160,8 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
   };
 
   return {
-    async offer(rows, contract, bloomProven = false) {
+    async offer(rows, contract, page = {}) {
+      const bloomProven = page.bloomProven === true;
       if (failure) throw failure.error;
       if (bloomProven) blooms.proven(rows.length);
       for (let i = 0; i < rows.length; ) {
@@ -158,7 +169,7 @@ export function createHeaderQueue(deps: EnrichDeps, scope: HeaderQueueScope): He
         // a page's rows of one block are adjacent, and agree on its hash, number and timestamp (validated): its first row stands for them
         let end = i + 1;
         while (end < rows.length && rows[end]!.blockNumber === t.blockNumber) end++;
-        const block = remember(t, contract);
+        const block = remember(t, contract, page.fetched);
         // rows the source proved against this block's verified header are counted above, not checked again
         if (!bloomProven) {
           if (block.bloom) budget.timeSync('parse', () => blooms.check(block.bloom!, rows, i, end));

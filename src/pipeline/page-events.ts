@@ -52,6 +52,6 @@ export function onCommittedPage(deps: PageEventDeps, scope: PageEventScope): Chu
       await retried(deps, job, "saving the token's metadata", () => saveToken(deps.warehouse.db, scope.chainId, metadata, scope.runId));
     }
     for (const warning of page.warnings) deps.logger.warn({ msg: warning, job, contract });
-    await scope.headers.offer(page.transfers, contract, page.bloomProven === true);
+    await scope.headers.offer(page.transfers, contract, { bloomProven: page.bloomProven === true, ...(page.headersFetched && { fetched: page.headersFetched }) });
   };
 }

@@ -17,6 +17,8 @@ export interface NodeHeaders {
   get(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
   /** As `get`, for the pipeline: what it is given is forgotten (it stores the headers). */
   serve(hashes: readonly string[]): Promise<Map<string, unknown | null>>;
+  /** Whether the block's header was fetched (the node knew it) and is remembered, or is being fetched. */
+  holds(hash: string): boolean;
   /** Calls per POST now: the configured size, halved at each batch the node refused. */
   readonly batchSize: number;
   /** Whether the node answers `erigon_getHeaderByHash` (asked once, with one call, when not known yet). */
@@ -161,6 +163,7 @@ export function createNodeHeaders(deps: { http: HttpClient; batchSize: number; r
   return {
     get: (hashes) => lookup(hashes, false),
     serve: (hashes) => lookup(hashes, true),
+    holds: (hash) => (unserved.get(hash) ?? null) !== null || inFlight.has(hash),
     method: () => (erigon === false ? 'eth_getBlockByHash' : 'erigon_getHeaderByHash'),
     get batchSize() {
       return batchSize;

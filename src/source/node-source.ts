@@ -165,10 +165,12 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   async function notKnown(blocks: ReadonlyMap<string, number>, into?: Map<string, BlockFacts>): Promise<string[]> {
     let unknown = withoutFacts([...blocks.keys()], blocks, into);
-    if (!unknown.length || !deps.storedHeaders) return unknown;
+    // a header fetched already was looked for in the warehouse first (by the call that fetched it): not again
+    const ask = unknown.filter((hash) => !headers.holds(hash));
+    if (!ask.length || !deps.storedHeaders) return unknown;
     let stored: ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>;
     try {
-      stored = await deps.storedHeaders(unknown.map((hash) => ({ hash, number: blocks.get(hash)! })));
+      stored = await deps.storedHeaders(ask.map((hash) => ({ hash, number: blocks.get(hash)! })));
     } catch (err) {
       deps.logger?.warn({ msg: 'could not read the stored headers; asking the node for them', blocks: unknown.length, err: (err as Error).message });
       return unknown;
@@ -227,7 +229,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       turnEnded();
     }
     const where = describeContext({ contract, fromBlock: slice.from, toBlock: top });
-    const transfers = await withTime(slice.logs, contract, where);
+    const { rows: transfers, fetched } = await withTime(slice.logs, contract, where);
     for (const log of slice.skipped) {
       const counts = skipped.get(log.contract) ?? { erc721: 0, other: 0 };
       counts[log.skipped]++;
@@ -240,6 +242,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       transfers,
       warnings: [],
       bloomProven: true,
+      headersFetched: new Set(fetched),
     };
   }
 
@@ -381,15 +384,15 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   /**
    * The rows, newest first: each transfer with its block's time, from the block's header (checked against the
    * logs' block: hash, number; keccak256 of its fields), agreeing with a log's own time where the node gives one,
-   * and each transfer present in the header's logsBloom.
+   * and each transfer present in the header's logsBloom. `fetched`: the blocks whose headers came from the node.
    */
-  async function withTime(logs: readonly TransferLog[], contract: string, where: string): Promise<TransferRecord[]> {
+  async function withTime(logs: readonly TransferLog[], contract: string, where: string): Promise<{ rows: TransferRecord[]; fetched: readonly string[] }> {
     const blocks = new Map<string, number>();
     for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
     const known = new Map<string, BlockFacts>();
     const unchecked = withoutFacts(await notKnown(blocks, known), blocks, known);
     const raw = unchecked.length ? await budget.time('headers', () => headers.get(unchecked)) : new Map<string, unknown>();
-    return budget.timeSync('parse', () => checkedRows(logs, contract, where, blocks, unchecked, raw, known));
+    return { rows: budget.timeSync('parse', () => checkedRows(logs, contract, where, blocks, unchecked, raw, known)), fetched: unchecked };
   }
 
   /** `withTime`'s checks, once the headers are at hand: each new header's, then each row's against its block. */

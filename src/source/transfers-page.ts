@@ -28,6 +28,11 @@ export interface TransfersPage {
    * check them again.
    */
   bloomProven?: boolean;
+  /**
+   * Blocks of the page whose headers the source fetched for it (the node source), held for `headersByHash`: the
+   * warehouse did not have them when the source looked, so the pipeline does not look them up again.
+   */
+  headersFetched?: ReadonlySet<string>;
 }
 
 export interface TransfersPageQuery {
