@@ -48,51 +48,52 @@ describe('declaredLength', () => {
 });
 
 describe('createBodyBuffers', () => {
-  const KB = 1024;
+  // sizes in units of 16 KB: 100 units are 1.6 MB (a 2 MB buffer), above the smallest size kept (1 MB)
+  const UNIT = 16 * 1024;
 
   it('lends the memory of a body given back to the next body it fits, and never to two bodies at once', () => {
-    const buffers = createBodyBuffers(4 << 20);
-    const a = buffers.take(100 * KB);
-    const b = buffers.take(100 * KB);
-    expect(a.length).toBe(100 * KB);
+    const buffers = createBodyBuffers(64 << 20);
+    const a = buffers.take(100 * UNIT);
+    const b = buffers.take(100 * UNIT);
+    expect(a.length).toBe(100 * UNIT);
     expect(b.buffer).not.toBe(a.buffer);
     buffers.give([a]);
-    const c = buffers.take(120 * KB);
+    const c = buffers.take(120 * UNIT);
     expect(c.buffer).toBe(a.buffer);
-    expect(c.length).toBe(120 * KB);
+    expect(c.length).toBe(120 * UNIT);
     // lent again: not lent a third time until given back
-    expect(buffers.take(100 * KB).buffer).not.toBe(a.buffer);
+    expect(buffers.take(100 * UNIT).buffer).not.toBe(a.buffer);
     // a body larger than any free buffer gets memory of its own, and a much smaller one does not take a large one
     buffers.give([b]);
-    expect(buffers.take(300 * KB).buffer).not.toBe(b.buffer);
-    const large = buffers.take(600 * KB);
+    expect(buffers.take(300 * UNIT).buffer).not.toBe(b.buffer);
+    const large = buffers.take(600 * UNIT);
     buffers.give([large]);
-    expect(buffers.take(70 * KB).buffer).not.toBe(large.buffer);
-    expect(buffers.take(520 * KB).buffer).toBe(large.buffer);
+    expect(buffers.take(70 * UNIT).buffer).not.toBe(large.buffer);
+    expect(buffers.take(520 * UNIT).buffer).toBe(large.buffer);
   });
 
   it('keeps at most the bytes it was given of free buffers, and none for small bodies', () => {
-    const buffers = createBodyBuffers(256 * KB);
-    const lent = [buffers.take(100 * KB), buffers.take(100 * KB), buffers.take(100 * KB)];
+    const buffers = createBodyBuffers(4 << 20);
+    const lent = [buffers.take(100 * UNIT), buffers.take(100 * UNIT), buffers.take(100 * UNIT)];
     buffers.give(lent);
-    // two buffers of 128 KB kept, the third left to the collector
-    const again = [buffers.take(100 * KB), buffers.take(100 * KB), buffers.take(100 * KB)].map((x) => x.buffer);
+    // two buffers of 2 MB kept, the third left to the collector
+    const again = [buffers.take(100 * UNIT), buffers.take(100 * UNIT), buffers.take(100 * UNIT)].map((x) => x.buffer);
     expect(again.filter((m) => lent.some((l) => l.buffer === m))).toHaveLength(2);
-    const small = buffers.take(10 * KB);
+    const small = buffers.take(60 * UNIT);
     buffers.give([small]);
-    expect(buffers.take(10 * KB).buffer).not.toBe(small.buffer);
+    expect(buffers.take(60 * UNIT).buffer).not.toBe(small.buffer);
   });
 
   it('gives back only what it lent, once, whatever pieces a body came in', async () => {
-    const buffers = createBodyBuffers(1 << 20);
-    const big = 'x'.repeat(70 * KB);
+    const buffers = createBodyBuffers(8 << 20);
+    const big = 'x'.repeat(70 * UNIT);
     // a body longer than it declared: the lent buffer holds its start, the rest comes in pieces of their own
-    const body = await collectBody(pieces(big, 'tail'), big.length, 1 << 20, buffers);
+    const body = await collectBody(pieces(big, 'tail'), big.length, 8 << 20, buffers);
     expect(text(body)).toBe(`${big}tail`);
     buffers.give(body!);
     buffers.give(body!);
-    const first = buffers.take(70 * KB);
+    const first = buffers.take(70 * UNIT);
     expect(first.buffer).toBe(body![0]!.buffer);
-    expect(buffers.take(70 * KB).buffer).not.toBe(first.buffer);
+    expect(buffers.take(70 * UNIT).buffer).not.toBe(first.buffer);
   });
 });
