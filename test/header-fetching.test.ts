@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../src/common/clock.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { createHeaderPolicy } from '../src/pipeline/header-policy.ts';
-import { createHeaderQueue } from '../src/pipeline/header-queue.ts';
+import { createHeaderQueue, type HeaderQueue } from '../src/pipeline/header-queue.ts';
 import { parseApiUrl } from '../src/config/api-url.ts';
 import { createSourceCounters } from '../src/common/source-counters.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
@@ -27,6 +27,40 @@ describe('fetching headers while reading pages', () => {
       { pageSize, concurrency: 3 },
     );
   const reset = () => fetch(`${world.devnet.origin}/__control/reset-stats`, { method: 'POST' });
+  /** A warehouse of the test's own, and a header queue over the reference server, each with the options given; closed after `use`. */
+  async function withQueue(
+    name: string,
+    o: { batchSize: number; connections: number; concurrency: number; remembered?: number },
+    use: (t: { own: Awaited<ReturnType<typeof migratedWarehouse>>; queue: (runId: string) => HeaderQueue }) => Promise<void>,
+  ): Promise<void> {
+    const own = await migratedWarehouse(`header_fetching_${name}`);
+    const logger = pino({ level: 'silent' });
+    const http = createHttpClient({
+      endpoint: parseApiUrl(world.devnet.base),
+      config: { timeoutMs: 5000, connections: o.connections, maxResponseBytes: 8 << 20, retries: 2 },
+      logger,
+      clock: systemClock,
+      counters: createSourceCounters(),
+    });
+    const queue = (runId: string) =>
+      createHeaderQueue(
+        { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: o.batchSize }), logger, clock: systemClock },
+        {
+          job: name,
+          runId,
+          headers: createHeaderPolicy({ name, chain: 1 }, logger),
+          batchSize: o.batchSize,
+          concurrency: o.concurrency,
+          ...(o.remembered !== undefined && { remembered: o.remembered }),
+        },
+      );
+    try {
+      await use({ own, queue });
+    } finally {
+      await http.close();
+      await own.drop();
+    }
+  }
 
   it('asks for each new block once, in full batches of 100 but the last', async () => {
     // the lower half first: its headers are stored, so the whole range then asks only for the upper half's
@@ -50,61 +84,32 @@ describe('fetching headers while reading pages', () => {
     expect(new Set(stored.map((h) => h.hash))).toEqual(new Set(world.dataset.transfers.map((t) => t.blockHash)));
   });
   it('asks once for a block whose header is on its way when other contracts reach it after the queue forgot it', async () => {
-    const own = await migratedWarehouse('header_fetching_pending');
-    const logger = pino({ level: 'silent' });
-    const http = createHttpClient({
-      endpoint: parseApiUrl(world.devnet.base),
-      config: { timeoutMs: 5000, connections: 4, maxResponseBytes: 8 << 20, retries: 2 },
-      logger,
-      clock: systemClock,
-      counters: createSourceCounters(),
-    });
-    try {
+    await withQueue('pending', { batchSize: 400, connections: 4, concurrency: 2, remembered: 8 }, async ({ queue }) => {
       await reset();
       // the contracts' pages, newest first, offered in turns: each contract reaches a block at its own pace,
       // long after the queue's memory (8 blocks here) has moved on, while the block's batch is not full yet
       const byContract = contracts().map((c) =>
         world.dataset.transfers.filter((t) => t.contractAddress === c).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex),
       );
-      const queue = createHeaderQueue(
-        { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 400 }), logger, clock: systemClock },
-        { job: 'pending', runId: '1', headers: createHeaderPolicy({ name: 'pending', chain: 1 }, logger), batchSize: 400, concurrency: 2, remembered: 8 },
-      );
+      const pending = queue('1');
       for (let start = 0; byContract.some((rows) => start < rows.length); start += 50) {
-        for (const [i, rows] of byContract.entries()) if (start < rows.length) await queue.offer(rows.slice(start, start + 50), contracts()[i]!);
+        for (const [i, rows] of byContract.entries()) if (start < rows.length) await pending.offer(rows.slice(start, start + 50), contracts()[i]!);
       }
-      const stored = await queue.drain();
+      const stored = await pending.drain();
       const expected = new Set(world.dataset.transfers.map((t) => t.blockHash)).size;
       expect(stored).toBe(expected);
       expect((await world.devnet.stats()).rpcCalls['erigon_getHeaderByHash']).toBe(expected);
-    } finally {
-      await http.close();
-      await own.drop();
-    }
+    });
   });
 
   it('fetches the blocks a source fetched headers for without looking them up, and stores each header once', async () => {
-    const own = await migratedWarehouse('header_fetching_fetched');
-    const logger = pino({ level: 'silent' });
-    const http = createHttpClient({
-      endpoint: parseApiUrl(world.devnet.base),
-      config: { timeoutMs: 5000, connections: 2, maxResponseBytes: 8 << 20, retries: 2 },
-      logger,
-      clock: systemClock,
-      counters: createSourceCounters(),
-    });
-    try {
+    await withQueue('fetched', { batchSize: 100, connections: 2, concurrency: 2 }, async ({ own, queue }) => {
       const contract = contracts()[0]!;
       const rows = world.dataset.transfers.filter((t) => t.contractAddress === contract).sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex);
       const hashes = [...new Set(rows.map((t) => t.blockHash))];
       // one of the blocks is stored already (another run stored it after the source looked)
       const storedFirst = world.dataset.headers.find((h) => h.hash === hashes[3])!;
       expect(await insertHeaders(own.warehouse.db, 1, [{ header: storedFirst, extra: null, hashVerified: true }], '1')).toBe(1);
-      const queue = (runId: string) =>
-        createHeaderQueue(
-          { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 100 }), logger, clock: systemClock },
-          { job: 'fetched', runId, headers: createHeaderPolicy({ name: 'fetched', chain: 1 }, logger), batchSize: 100, concurrency: 2 },
-        );
       // told the source fetched them all: none is looked up, so the stored one is asked for too, and not stored twice
       await reset();
       const told = queue('2');
@@ -120,37 +125,19 @@ describe('fetching headers while reading pages', () => {
       await looked.offer(rows, contract, { bloomProven: true });
       expect(await looked.drain()).toBe(0);
       expect((await world.devnet.stats()).rpcCalls['erigon_getHeaderByHash'] ?? 0).toBe(0);
-    } finally {
-      await http.close();
-      await own.drop();
-    }
+    });
   });
 
   it('fails naming the block when rows put a stored block at another number, rather than taking its stored header', async () => {
-    const own = await migratedWarehouse('header_fetching_misnumbered');
-    const logger = pino({ level: 'silent' });
-    const http = createHttpClient({
-      endpoint: parseApiUrl(world.devnet.base),
-      config: { timeoutMs: 5000, connections: 2, maxResponseBytes: 8 << 20, retries: 2 },
-      logger,
-      clock: systemClock,
-      counters: createSourceCounters(),
-    });
-    try {
+    await withQueue('misnumbered', { batchSize: 100, connections: 2, concurrency: 1 }, async ({ own, queue }) => {
       const [row] = world.dataset.transfers;
       const header = world.dataset.headers.find((h) => h.hash === row!.blockHash)!;
       await insertHeaders(own.warehouse.db, 1, [{ header, extra: null, hashVerified: true }], '1');
-      const queue = createHeaderQueue(
-        { warehouse: own.warehouse, source: createRpcClient({ http, batchSize: 100 }), logger, clock: systemClock },
-        { job: 'misnumbered', runId: '2', headers: createHeaderPolicy({ name: 'misnumbered', chain: 1 }, logger), batchSize: 100, concurrency: 1 },
-      );
+      const misnumbered = queue('2');
       const moved = { ...row!, blockNumber: row!.blockNumber + 1 };
-      await queue.offer([moved], moved.contractAddress);
-      await expect(queue.drain()).rejects.toThrow(new RegExp(`block ${moved.blockNumber} \\(${row!.blockHash}\\), header\\.number: expected ${moved.blockNumber}`));
-    } finally {
-      await http.close();
-      await own.drop();
-    }
+      await misnumbered.offer([moved], moved.contractAddress);
+      await expect(misnumbered.drain()).rejects.toThrow(new RegExp(`block ${moved.blockNumber} \\(${row!.blockHash}\\), header\\.number: expected ${moved.blockNumber}`));
+    });
   });
 
   it('keeps batches full when many chunks offer pages at once', async () => {
