@@ -33,7 +33,7 @@ export interface HeaderQueue {
 export interface OfferedPage {
   /** Its rows were found in their blocks' blooms already: counted, not checked again. */
   bloomProven?: boolean;
-  /** Blocks whose headers the source fetched for the page, absent from the warehouse when it looked: fetched without a look-up. */
+  /** Blocks whose headers the source fetched and holds, after looking for them in the warehouse: batched without a look-up. */
   fetched?: ReadonlySet<string>;
 }
 

@@ -618,6 +618,25 @@ describe('createNodeSource: headers', () => {
     expect(node.counters.headerCalls).toBe(fetched.length);
   });
 
+  it('names the headers it fetched in every page over their blocks, whichever page checked them, until the pipeline takes them', async () => {
+    const chain = buildChain(100, 119, busy);
+    const node = fakeNode(chain);
+    const source = sourceOf(node, { storedHeaders: async () => new Map() });
+    const [usdc, dai] = await Promise.all([
+      source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 119, pageSize: 1000 }),
+      source.fetchPage({ contract: DAI, fromBlock: 100, toBlock: 119, pageSize: 1000 }),
+    ]);
+    // each block's header fetched once, for the page read first; the other page found them checked
+    expect(node.counters.headerCalls).toBe(20);
+    for (const page of [usdc, dai]) expect(page.headersFetched).toEqual(new Set(page.transfers.map((t) => t.blockHash)));
+    // once the pipeline has taken a block's header, a later page of it no longer names it
+    const taken = [...usdc.headersFetched!].slice(0, 5);
+    await source.headersByHash(taken);
+    const again = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 119, pageSize: 1000 });
+    expect([...again.headersFetched!].filter((hash) => taken.includes(hash))).toEqual([]);
+    expect(again.headersFetched!.size).toBe(15);
+  });
+
   it('asks no header twice when another page checked its block while the warehouse answered, and the pipeline took it', async () => {
     const chain = buildChain(100, 109, busy);
     const node = fakeNode(chain);

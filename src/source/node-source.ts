@@ -172,7 +172,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     try {
       stored = await deps.storedHeaders(ask.map((hash) => ({ hash, number: blocks.get(hash)! })));
     } catch (err) {
-      deps.logger?.warn({ msg: 'could not read the stored headers; asking the node for them', blocks: unknown.length, err: (err as Error).message });
+      deps.logger?.warn({ msg: 'could not read the stored headers; asking the node for them', blocks: ask.length, err: (err as Error).message });
       return unknown;
     }
     unknown = unknown.filter((hash) => {
@@ -229,7 +229,11 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       turnEnded();
     }
     const where = describeContext({ contract, fromBlock: slice.from, toBlock: top });
-    const { rows: transfers, fetched } = await withTime(slice.logs, contract, where);
+    const transfers = await withTime(slice.logs, contract, where);
+    // the headers fetched for these blocks (by this page or another) that the pipeline has not taken yet: each was
+    // looked for in the warehouse before it was fetched
+    const fetched = new Set<string>();
+    for (const t of transfers) if (headers.holds(t.blockHash)) fetched.add(t.blockHash);
     for (const log of slice.skipped) {
       const counts = skipped.get(log.contract) ?? { erc721: 0, other: 0 };
       counts[log.skipped]++;
@@ -242,7 +246,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       transfers,
       warnings: [],
       bloomProven: true,
-      headersFetched: new Set(fetched),
+      headersFetched: fetched,
     };
   }
 
@@ -384,15 +388,15 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   /**
    * The rows, newest first: each transfer with its block's time, from the block's header (checked against the
    * logs' block: hash, number; keccak256 of its fields), agreeing with a log's own time where the node gives one,
-   * and each transfer present in the header's logsBloom. `fetched`: the blocks whose headers came from the node.
+   * and each transfer present in the header's logsBloom.
    */
-  async function withTime(logs: readonly TransferLog[], contract: string, where: string): Promise<{ rows: TransferRecord[]; fetched: readonly string[] }> {
+  async function withTime(logs: readonly TransferLog[], contract: string, where: string): Promise<TransferRecord[]> {
     const blocks = new Map<string, number>();
     for (const { transfer } of logs) blocks.set(transfer.blockHash, transfer.blockNumber);
     const known = new Map<string, BlockFacts>();
     const unchecked = withoutFacts(await notKnown(blocks, known), blocks, known);
     const raw = unchecked.length ? await budget.time('headers', () => headers.get(unchecked)) : new Map<string, unknown>();
-    return { rows: budget.timeSync('parse', () => checkedRows(logs, contract, where, blocks, unchecked, raw, known)), fetched: unchecked };
+    return budget.timeSync('parse', () => checkedRows(logs, contract, where, blocks, unchecked, raw, known));
   }
 
   /** `withTime`'s checks, once the headers are at hand: each new header's, then each row's against its block. */

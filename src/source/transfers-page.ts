@@ -29,8 +29,9 @@ export interface TransfersPage {
    */
   bloomProven?: boolean;
   /**
-   * Blocks of the page whose headers the source fetched for it (the node source), held for `headersByHash`: the
-   * warehouse did not have them when the source looked, so the pipeline does not look them up again.
+   * Blocks of the page whose headers the source fetched (the node source) and holds for `headersByHash`: it looked
+   * for them in the warehouse before fetching them (or could not read it), so the pipeline does not look them up
+   * again. One stored meanwhile by another run is stored once all the same.
    */
   headersFetched?: ReadonlySet<string>;
 }
