@@ -233,7 +233,13 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     // the headers fetched for these blocks (by this page or another) that the pipeline has not taken yet: each was
     // looked for in the warehouse before it was fetched
     const fetched = new Set<string>();
-    for (const t of transfers) if (headers.holds(t.blockHash)) fetched.add(t.blockHash);
+    let block: string | undefined;
+    for (const t of transfers) {
+      // a block's rows are adjacent: each block asked once
+      if (t.blockHash === block) continue;
+      block = t.blockHash;
+      if (headers.holds(block)) fetched.add(block);
+    }
     for (const log of slice.skipped) {
       const counts = skipped.get(log.contract) ?? { erc721: 0, other: 0 };
       counts[log.skipped]++;
