@@ -109,6 +109,7 @@ function probeCalls(http: HttpClient, timeoutMs: number): Pick<ProbeDeps, 'call'
           };
         }
         if (err instanceof ResponseTooLargeError) return { refused: `an answer larger than ${PROBE_MAX_RESPONSE_BYTES / (1024 * 1024)} MB` };
+        if (err instanceof CallTimeoutError) return { timedOut: `no answer within ${timeoutMs / 1000} s` };
         throw err;
       }
     },

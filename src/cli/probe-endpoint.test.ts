@@ -21,6 +21,8 @@ interface FakeNode {
   getLogs?: boolean;
   getBlockByHash?: boolean;
   batchLimit?: number;
+  /** Batches over this many calls never answer. */
+  batchHangAbove?: number;
   /** The head block `eth_getBlockByNumber` answers (a real mainnet header unless given). */
   headBlock?: Record<string, unknown>;
 }
@@ -68,6 +70,7 @@ function fake(node: FakeNode): ProbeDeps & { asked: { method: string; params: un
       }
     },
     async batch(size): Promise<BatchReply> {
+      if (node.batchHangAbove !== undefined && size > node.batchHangAbove) return { timedOut: 'no answer within 30 s' };
       if (node.batchLimit !== undefined && size > node.batchLimit) return { refused: `HTTP 400 -32600 "batch too large (at most ${node.batchLimit})"` };
       return { answers: Array.from({ length: size }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, result: hex(head) })) };
     },
@@ -171,6 +174,11 @@ describe('probeEndpoint, a node source', () => {
     expect(hanging.logs?.accepted?.blocks).toBeGreaterThanOrEqual(18_750);
     expect(hanging.logs?.accepted?.blocks).toBeLessThanOrEqual(20_000);
     expect(hanging.logs?.smallestRefused).toBeGreaterThan(20_000);
+    // each timeout is a whole deadline: after the fourth the probe keeps what answered
+    expect(hanging.logs?.calls.filter((c) => c.outcome === 'timeout')).toHaveLength(PROBE_LIMITS.logsTimeouts);
+    expect(hanging.logs?.calls.at(-1)?.outcome).toBe('timeout');
+    expect(hanging.logs?.stoppedAfterTimeouts).toBe(PROBE_LIMITS.logsTimeouts);
+    expect(probeText(hanging, 'x')).toContain(`stopped after ${PROBE_LIMITS.logsTimeouts} calls unanswered in time`);
 
     const custom = await probeEndpoint(fake({ maxRange: 60_000, style: 'custom' }));
     expect(custom.logs?.calls.slice(0, 2).map((c) => c.outcome)).toEqual(['error', 'answered']);
@@ -192,7 +200,8 @@ describe('probeEndpoint, a node source', () => {
     expect(hanging.logs?.method).toBe('failed');
     expect(hanging.logs?.calls.length).toBeGreaterThan(1);
     expect(hanging.logs?.calls.every((c) => c.outcome === 'timeout')).toBe(true);
-    // its last call asks a single block
+    // four spans halving, then a single block: five deadlines, not sixteen
+    expect(hanging.logs?.calls.map((c) => c.toBlock - c.fromBlock + 1)).toEqual([100_000, 50_000, 25_000, 12_500, 1]);
     expect(hanging.logs?.calls.at(-1)).toMatchObject({ fromBlock: 1_000_000, toBlock: 1_000_000 });
     expect(hanging.missing).toEqual([`eth_getLogs (none of ${hanging.logs?.calls.length} calls was answered, down to a single block; the last: no answer within 30 s)`]);
     expect(probeText(hanging, 'x')).toContain('missing:');
@@ -253,6 +262,21 @@ describe('probeEndpoint, a node source', () => {
     const single = await probeEndpoint(fake({ batchLimit: 0 }));
     expect(single.batch?.largestAccepted).toBeNull();
     expect(probeText(single, 'x')).toMatch(/batch limit: {2}no batch answered \(HTTP 400 -32600 "batch too large \(at most 0\)"\): one call per POST/);
+  });
+
+  it('stops sizing batches after two POSTs unanswered in time, keeping what answered', async () => {
+    const node = fake({ batchHangAbove: 10 });
+    const sizes: number[] = [];
+    const f = await probeEndpoint({
+      ...node,
+      batch: (size) => {
+        sizes.push(size);
+        return node.batch(size);
+      },
+    });
+    expect(sizes).toEqual([100, 50]);
+    expect(f.batch).toMatchObject({ largestAccepted: null, refused: { size: 50, message: 'no answer within 30 s' }, stoppedAfterTimeouts: 2 });
+    expect(probeText(f, 'x')).toContain('one call per POST; stopped after 2 POSTs unanswered in time');
   });
 
   it('notes an unreachable endpoint once per question and names what is missing', async () => {

@@ -11,7 +11,7 @@ import { parseLogsRefusal } from '../source/provider-errors.ts';
 export type CallReply = { result: unknown } | { error: { code?: unknown; message?: unknown; data?: unknown } } | { timedOut: string } | { tooLarge: string };
 
 /** A batch's answer: the body (an array of answers, or one error), or why it was refused as a whole (an HTTP status). */
-export type BatchReply = { answers: unknown } | { refused: string };
+export type BatchReply = { answers: unknown } | { refused: string } | { timedOut: string };
 
 export interface ProbeDeps {
   source: SourceKind;
@@ -27,8 +27,12 @@ export interface ProbeDeps {
   page?(head: number | undefined): Promise<void>;
 }
 
-/** How hard the probe pushes: the first `eth_getLogs` span back from the head, its calls at most, the first batch size. */
-export const PROBE_LIMITS = { firstLogsSpan: 100_000, logsCalls: 16, batchSize: 100, batchPosts: 8 } as const;
+/**
+ * How hard the probe pushes: the first `eth_getLogs` span back from the head, its calls at most, the calls left
+ * unanswered in time it waits through (each costs a whole `--rpc-timeout`: a node that hangs would otherwise hold
+ * the probe 16 of them), the first batch size, the batch POSTs at most and those it waits through unanswered.
+ */
+export const PROBE_LIMITS = { firstLogsSpan: 100_000, logsCalls: 16, logsTimeouts: 4, batchSize: 100, batchPosts: 8, batchTimeouts: 2 } as const;
 
 export type LogsCall =
   | { fromBlock: number; toBlock: number; outcome: 'answered'; logs: number }
@@ -48,6 +52,8 @@ export interface LogsFindings {
   smallestRefused: number | null;
   /** Limits the provider's refusals stated. */
   statedMaxRange: number | null;
+  /** Set when the probe stopped narrowing because `PROBE_LIMITS.logsTimeouts` calls went unanswered in time. */
+  stoppedAfterTimeouts?: number;
   statedMaxResults: number | null;
   calls: LogsCall[];
   /** Why the method failed (`failed`/`no`), or why it was not asked. */
@@ -61,6 +67,8 @@ export interface BatchFindings {
   refused: { size: number; message: string } | null;
   /** The first size tried: a batch of it answered means the limit is at least that (larger are not tried). */
   triedUpTo: number;
+  /** Set when the probe stopped because `PROBE_LIMITS.batchTimeouts` POSTs went unanswered in time. */
+  stoppedAfterTimeouts?: number;
 }
 
 /** A method that exists (`yes`), answers -32601 (`no`), or could not be asked (`unknown`, with why). */
@@ -224,10 +232,11 @@ async function probeLogs(deps: ProbeDeps, head: number | undefined): Promise<Log
     return out;
   }
   const anchored = (blocks: number) => ({ fromBlock: Math.max(0, head - blocks + 1), toBlock: head });
+  let timeouts = 0;
   let ask: { fromBlock: number; toBlock: number } | undefined = anchored(Math.min(PROBE_LIMITS.firstLogsSpan, head + 1));
   while (ask && out.calls.length < PROBE_LIMITS.logsCalls) {
     const { fromBlock, toBlock } = ask;
-    const blocks = toBlock - fromBlock + 1;
+    const blocks: number = toBlock - fromBlock + 1;
     let reply: CallReply;
     try {
       reply = await deps.call('eth_getLogs', [{ fromBlock: hex(fromBlock), toBlock: hex(toBlock), topics: [TRANSFER_TOPIC] }]);
@@ -261,6 +270,14 @@ async function probeLogs(deps: ProbeDeps, head: number | undefined): Promise<Log
       out.smallestRefused = Math.min(out.smallestRefused ?? blocks, blocks);
       if (refusal?.maxRange !== undefined) out.statedMaxRange = Math.min(out.statedMaxRange ?? refusal.maxRange, refusal.maxRange);
       if (refusal?.maxResults !== undefined) out.statedMaxResults = Math.min(out.statedMaxResults ?? refusal.maxResults, refusal.maxResults);
+      if (outcome === 'timeout' && ++timeouts >= PROBE_LIMITS.logsTimeouts) {
+        // a node this slow is not worth more whole deadlines: what answered is the finding; with nothing answered
+        // yet, one block (unless that was just asked) tells whether the method answers at all
+        out.stoppedAfterTimeouts = timeouts;
+        ask = !out.accepted && blocks > 1 && timeouts === PROBE_LIMITS.logsTimeouts ? anchored(1) : undefined;
+        if (ask && out.calls.length < PROBE_LIMITS.logsCalls) continue;
+        break;
+      }
       const suggested = refusal?.suggested;
       if (!out.accepted && suggested && suggested.fromBlock >= fromBlock && suggested.toBlock <= toBlock && suggested.toBlock - suggested.fromBlock + 1 < blocks) {
         ask = suggested;
@@ -308,6 +325,7 @@ function nextLogsAsk(out: LogsFindings, anchored: (blocks: number) => { fromBloc
 async function probeBatch(deps: ProbeDeps): Promise<BatchFindings> {
   const out: BatchFindings = { largestAccepted: null, refused: null, triedUpTo: PROBE_LIMITS.batchSize };
   let size: number = PROBE_LIMITS.batchSize;
+  let timeouts = 0;
   for (let posts = 0; size >= 1 && posts < PROBE_LIMITS.batchPosts; posts++) {
     let reply: BatchReply;
     try {
@@ -315,10 +333,14 @@ async function probeBatch(deps: ProbeDeps): Promise<BatchFindings> {
     } catch (err) {
       reply = { refused: messageOf(err) };
     }
+    if ('timedOut' in reply) {
+      reply = { refused: reply.timedOut };
+      if (++timeouts >= PROBE_LIMITS.batchTimeouts) out.stoppedAfterTimeouts = timeouts;
+    }
     const problem = 'refused' in reply ? reply.refused : batchProblem(reply.answers, size);
     if (problem === undefined) out.largestAccepted = Math.max(out.largestAccepted ?? 0, size);
     else if (!out.refused || size < out.refused.size) out.refused = { size, message: problem };
-    if (!out.refused) return out; // the first size answered
+    if (!out.refused || out.stoppedAfterTimeouts !== undefined) return out; // the first size answered, or the node is too slow to go on
     const accepted = out.largestAccepted;
     size = accepted === null ? Math.floor(out.refused.size / 2) : Math.floor((accepted + out.refused.size) / 2);
     if (accepted !== null && size <= accepted) return out;
@@ -454,6 +476,8 @@ function logsLines(l: LogsFindings): string[] {
       : `  eth_getLogs:  no range accepted down to ${l.smallestRefused} blocks (runs start there and go smaller)`,
   );
   if (l.smallestRefused !== null) lines.push(`                smallest range refused ${l.smallestRefused} blocks`);
+  if (l.stoppedAfterTimeouts !== undefined)
+    lines.push(`                stopped after ${l.stoppedAfterTimeouts} calls unanswered in time: a larger range may answer; raise --rpc-timeout to learn more`);
   const stated = [
     l.statedMaxRange !== null && `at most ${l.statedMaxRange} blocks per call`,
     l.statedMaxResults !== null && `at most ${l.statedMaxResults} logs per answer`,
@@ -467,6 +491,11 @@ function logsLines(l: LogsFindings): string[] {
 }
 
 function batchText(b: BatchFindings): string {
+  const slow = b.stoppedAfterTimeouts === undefined ? '' : `; stopped after ${b.stoppedAfterTimeouts} POSTs unanswered in time`;
+  return `${batchFinding(b)}${slow}`;
+}
+
+function batchFinding(b: BatchFindings): string {
   if (b.largestAccepted === null) return `no batch answered (${b.refused?.message ?? 'unknown'}): one call per POST`;
   if (b.largestAccepted >= b.triedUpTo) return `${b.largestAccepted} calls per POST answered (larger not tried)`;
   return `${b.largestAccepted} calls per POST (${b.refused?.size} refused: ${b.refused?.message})`;
