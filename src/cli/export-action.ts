@@ -60,7 +60,7 @@ async function exportAndPrint(
   ]);
   if (budgetFile !== undefined) await writeBudget(budgetFile, {});
   const budget = budgetFile === undefined ? undefined : createTimeBudget();
-  limitHeapGrowth(job.source);
+  limitHeapGrowth();
   const terminal = createTerminalLines();
   const logger = createLogger({ terminal });
   const exported = withMetricsServed(flags, logger, (metrics) =>

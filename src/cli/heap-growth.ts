@@ -1,5 +1,4 @@
 import { setFlagsFromString } from 'node:v8';
-import type { SourceKind } from '../config/job-schema.ts';
 import { capYoungGeneration, YOUNG_GENERATION_BYTES } from './young-generation.ts';
 
 /**
@@ -12,12 +11,15 @@ import { capYoungGeneration, YOUNG_GENERATION_BYTES } from './young-generation.t
  *   collection, so setting it in the running process works, and the command line stays as it is. It caps nothing:
  *   the heap still grows as large as a job needs. Measured on a 200,000-transfer backfill: about 40 MB less peak
  *   resident memory, for 12 full collections instead of 3 (0.2 s more, 2 % of its CPU).
- * - A node source's young generation is kept at `YOUNG_GENERATION_BYTES` (`capYoungGeneration`): its runs peaked
- *   over the 200 MB target, builder runs within it.
+ * - The young generation is kept at `YOUNG_GENERATION_BYTES` (`capYoungGeneration`), for either source. Node-source
+ *   runs peaked over the 200 MB target without it. Builder runs were left uncapped until a slower machine took their
+ *   1,000,000-transfer first loads to 188–208 MB of peak RSS (eight hand runs, two over 200 MB; 192–205 MB in the
+ *   bench). With the cap they peaked at 170–179 MB in three hand runs, for about 5 % more of the exporter's CPU
+ *   (bench/NOTES.md, "A thirteenth day").
  *
- * @example limitHeapGrowth(job.source); await exportJob(options, job, 'backfill');
+ * @example limitHeapGrowth(); await exportJob(options, job, 'backfill');
  */
-export function limitHeapGrowth(source: SourceKind): void {
+export function limitHeapGrowth(): void {
   setFlagsFromString('--heap-growing-percent=50');
-  if (source === 'node') capYoungGeneration(YOUNG_GENERATION_BYTES);
+  capYoungGeneration(YOUNG_GENERATION_BYTES);
 }

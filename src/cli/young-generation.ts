@@ -2,11 +2,11 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /**
- * The young generation a node-source run lets V8 keep: 16 MiB in all (two semi-spaces of 8 MiB), half of what V8
- * allows on a 64-bit machine with a few GB of memory. Measured on 200,000-transfer node backfills (hand runs,
+ * The young generation a run (`run`, `backfill`) lets V8 keep: 16 MiB in all (two semi-spaces of 8 MiB), half of what
+ * V8 allows on a 64-bit machine with a few GB of memory. Measured on 200,000-transfer node backfills (hand runs,
  * alternating builds, six each): peak resident memory 203 MB on average against 212 MB, for 10 % more CPU. Builder
- * runs are not capped: with the cap they measured 135 MB against 154 MB for 5 % more CPU, but their memory is
- * within its target already and their first load is bound by CPU. See bench/NOTES.md, "Node-source figures".
+ * runs were capped later, once their 1,000,000-transfer first loads went over 200 MB on a slower machine (170–179 MB
+ * with the cap against 188–208 MB). See bench/NOTES.md, "Node-source figures" and "A thirteenth day".
  */
 export const YOUNG_GENERATION_BYTES = 16 * 2 ** 20;
 
