@@ -205,6 +205,8 @@ describe('probeEndpoint, a node source', () => {
     expect(hanging.logs?.calls.at(-1)).toMatchObject({ fromBlock: 1_000_000, toBlock: 1_000_000 });
     expect(hanging.missing).toEqual([`eth_getLogs (none of ${hanging.logs?.calls.length} calls was answered, down to a single block; the last: no answer within 30 s)`]);
     expect(probeText(hanging, 'x')).toContain('missing:');
+    expect(hanging.logs?.stoppedAfterTimeouts).toBe(5);
+    expect(probeText(hanging, 'x')).toContain('the node may only be slow: run probe again with a larger --rpc-timeout');
 
     const tooSmall = await probeEndpoint(fake({ maxRange: 0, style: 'infura' }));
     expect(tooSmall.logs?.method).toBe('failed');
@@ -276,7 +278,7 @@ describe('probeEndpoint, a node source', () => {
     });
     expect(sizes).toEqual([100, 50]);
     expect(f.batch).toMatchObject({ largestAccepted: null, refused: { size: 50, message: 'no answer within 30 s' }, stoppedAfterTimeouts: 2 });
-    expect(probeText(f, 'x')).toContain('one call per POST; stopped after 2 POSTs unanswered in time');
+    expect(probeText(f, 'x')).toContain('no batch answered in time, down to 50 calls: one call per POST; stopped after 2 POSTs unanswered in time (the node may only be slow');
   });
 
   it('notes an unreachable endpoint once per question and names what is missing', async () => {

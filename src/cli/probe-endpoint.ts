@@ -52,9 +52,12 @@ export interface LogsFindings {
   smallestRefused: number | null;
   /** Limits the provider's refusals stated. */
   statedMaxRange: number | null;
-  /** Set when the probe stopped narrowing because `PROBE_LIMITS.logsTimeouts` calls went unanswered in time. */
-  stoppedAfterTimeouts?: number;
   statedMaxResults: number | null;
+  /**
+   * The calls unanswered in time, when the probe stopped asking wider spans because `PROBE_LIMITS.logsTimeouts` of
+   * them went unanswered (after a last call of one block, when nothing had answered yet).
+   */
+  stoppedAfterTimeouts?: number;
   calls: LogsCall[];
   /** Why the method failed (`failed`/`no`), or why it was not asked. */
   error: string | null;
@@ -284,7 +287,8 @@ async function probeLogs(deps: ProbeDeps, head: number | undefined): Promise<Log
         continue;
       }
     }
-    ask = nextLogsAsk(out, anchored);
+    // the one block asked after the last timeout ends it, whatever it brought
+    ask = out.stoppedAfterTimeouts === undefined ? nextLogsAsk(out, anchored) : undefined;
   }
   const last = out.calls.at(-1);
   if (out.method === 'not asked') {
@@ -467,7 +471,10 @@ function methodText(m: MethodFinding): string {
 }
 
 function logsLines(l: LogsFindings): string[] {
-  if (l.method === 'no' || l.method === 'failed' || l.method === 'not asked') return [`  eth_getLogs:  ${l.method === 'no' ? 'no' : 'failed'} (${l.error})`];
+  if (l.method === 'no' || l.method === 'failed' || l.method === 'not asked') {
+    const failed = `  eth_getLogs:  ${l.method === 'no' ? 'no' : 'failed'} (${l.error})`;
+    return l.stoppedAfterTimeouts === undefined ? [failed] : [failed, `                ${SLOW_HINT}`];
+  }
   const lines: string[] = [];
   const a = l.accepted;
   lines.push(
@@ -476,8 +483,7 @@ function logsLines(l: LogsFindings): string[] {
       : `  eth_getLogs:  no range accepted down to ${l.smallestRefused} blocks (runs start there and go smaller)`,
   );
   if (l.smallestRefused !== null) lines.push(`                smallest range refused ${l.smallestRefused} blocks`);
-  if (l.stoppedAfterTimeouts !== undefined)
-    lines.push(`                stopped after ${l.stoppedAfterTimeouts} calls unanswered in time: a larger range may answer; raise --rpc-timeout to learn more`);
+  if (l.stoppedAfterTimeouts !== undefined) lines.push(`                stopped after ${l.stoppedAfterTimeouts} calls unanswered in time: a larger range may answer; ${SLOW_HINT}`);
   const stated = [
     l.statedMaxRange !== null && `at most ${l.statedMaxRange} blocks per call`,
     l.statedMaxResults !== null && `at most ${l.statedMaxResults} logs per answer`,
@@ -490,12 +496,16 @@ function logsLines(l: LogsFindings): string[] {
   return lines;
 }
 
+/** What the probe says of a node too slow for it to learn more: each unanswered call cost a whole deadline. */
+const SLOW_HINT = 'the node may only be slow: run probe again with a larger --rpc-timeout to learn more';
+
 function batchText(b: BatchFindings): string {
-  const slow = b.stoppedAfterTimeouts === undefined ? '' : `; stopped after ${b.stoppedAfterTimeouts} POSTs unanswered in time`;
+  const slow = b.stoppedAfterTimeouts === undefined ? '' : `; stopped after ${b.stoppedAfterTimeouts} POSTs unanswered in time (${SLOW_HINT})`;
   return `${batchFinding(b)}${slow}`;
 }
 
 function batchFinding(b: BatchFindings): string {
+  if (b.largestAccepted === null && b.stoppedAfterTimeouts !== undefined) return `no batch answered in time, down to ${b.refused?.size} calls: one call per POST`;
   if (b.largestAccepted === null) return `no batch answered (${b.refused?.message ?? 'unknown'}): one call per POST`;
   if (b.largestAccepted >= b.triedUpTo) return `${b.largestAccepted} calls per POST answered (larger not tried)`;
   return `${b.largestAccepted} calls per POST (${b.refused?.size} refused: ${b.refused?.message})`;
