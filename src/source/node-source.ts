@@ -283,7 +283,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   function catchUp(me: Member, top: number): Promise<void> | undefined {
     if (alone.has(top) || (impatient.get(memberKey(me)) ?? 0) > clock.now()) return undefined;
-    const range = ranges.of(
+    const range = ranges.peek(
       groups.members(me, top).map((m) => m.contract),
       top,
     ).range;

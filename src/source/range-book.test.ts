@@ -102,6 +102,9 @@ describe('createRangeBook', () => {
     busy(99);
     expect(book.of([A], 99_600)).toMatchObject({ range: 400, rangeCeiling: 800 });
     busy(1);
+    // a look before the call (how far behind others are) does not use up the asking again
+    expect(book.peek([A], 99_600)).toMatchObject({ range: 400, rangeCeiling: 800 });
+    expect(book.peek([B], 50_000)).toMatchObject({ rangeCeiling: 800 });
     // A asks the 800 blocks again, and is refused: the limit holds for 100 answers more
     const probe = book.of([A], 99_600);
     expect(probe).toMatchObject({ range: 800, rangeCeiling: undefined });

@@ -11,8 +11,13 @@ import { LOGS_RANGE, learnedRange, seedRange, startLogsRange, withRunBounds, typ
  * refused again, and the limit goes once a call answers over it. Pure bookkeeping.
  */
 export interface RangeBook {
-  /** The state for a call naming `contracts` at block `top`. */
+  /**
+   * The state for a call naming `contracts` at block `top`, to be made now: when the run's block ceiling is due to be
+   * asked again, this is the call that asks it (see `peek` for a look that asks nothing).
+   */
   of(contracts: readonly string[], top: number): LogsRangeState;
+  /** The state `of` gives such a call, but never the ceiling's asking again: for planning around a call (how far behind others are). */
+  peek(contracts: readonly string[], top: number): LogsRangeState;
   /** The state after a call naming `contracts` at block `top`. */
   set(contracts: readonly string[], top: number, state: LogsRangeState): void;
   /** An answer over `blocks` blocks held `logs` logs of each contract named (0 for those it held none of). */
@@ -78,6 +83,9 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
         return withRunBounds({ ...state, range: rangeCeiling.blocks }, { rangeCeiling: undefined, longestAnswered: largest });
       }
       return withRunBounds(state, { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
+    },
+    peek(contracts, top) {
+      return withRunBounds(stateOf(contracts, top), { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
     },
     set(contracts, top, state) {
       // a block limit met just now, lower than the run's ceiling (or none): the run's from now on
