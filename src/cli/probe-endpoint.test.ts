@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
-import { PROBE_LIMITS, probeEndpoint, probeText, type BatchReply, type CallReply, type ProbeDeps } from './probe-endpoint.ts';
+import { PROBE_LIMITS, probeEndpoint, probeText, type BatchReply, type CallReply, type ProbeDeps, type ProbeFindings } from './probe-endpoint.ts';
 
 /**
  * A fake endpoint: a chain of `head + 1` blocks holding `perBlock` Transfer logs each, an `eth_getLogs` that refuses
@@ -94,6 +94,19 @@ function fake(node: FakeNode): ProbeDeps & { asked: { method: string; params: un
         return { error: { code: -32600, message: 'block range is too wide' } };
     }
   }
+}
+
+/** Probes `node`, noting the size of each batch it POSTs. */
+async function probeBatches(node: ProbeDeps): Promise<{ f: ProbeFindings; sizes: number[] }> {
+  const sizes: number[] = [];
+  const f = await probeEndpoint({
+    ...node,
+    batch: (size) => {
+      sizes.push(size);
+      return node.batch(size);
+    },
+  });
+  return { f, sizes };
 }
 
 describe('probeEndpoint, a node source', () => {
@@ -249,15 +262,7 @@ describe('probeEndpoint, a node source', () => {
   });
 
   it('halves the batch while refused, narrows between answered and refused, and reports the largest answered whole', async () => {
-    const node = fake({ batchLimit: 20 });
-    const sizes: number[] = [];
-    const f = await probeEndpoint({
-      ...node,
-      batch: (size) => {
-        sizes.push(size);
-        return node.batch(size);
-      },
-    });
+    const { f, sizes } = await probeBatches(fake({ batchLimit: 20 }));
     expect(sizes).toEqual([100, 50, 25, 12, 18, 21, 19, 20]);
     expect(f.batch).toEqual({ largestAccepted: 20, refused: { size: 21, message: 'HTTP 400 -32600 "batch too large (at most 20)"' }, triedUpTo: 100 });
 
@@ -267,15 +272,7 @@ describe('probeEndpoint, a node source', () => {
   });
 
   it('stops sizing batches after two POSTs unanswered in time, keeping what answered', async () => {
-    const node = fake({ batchHangAbove: 10 });
-    const sizes: number[] = [];
-    const f = await probeEndpoint({
-      ...node,
-      batch: (size) => {
-        sizes.push(size);
-        return node.batch(size);
-      },
-    });
+    const { f, sizes } = await probeBatches(fake({ batchHangAbove: 10 }));
     expect(sizes).toEqual([100, 50]);
     expect(f.batch).toMatchObject({ largestAccepted: null, refused: { size: 50, message: 'no answer within 30 s' }, stoppedAfterTimeouts: 2 });
     expect(probeText(f, 'x')).toContain('no batch answered in time, down to 50 calls: one call per POST; stopped after 2 POSTs unanswered in time (the node may only be slow');
