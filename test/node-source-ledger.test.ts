@@ -8,8 +8,9 @@ import { createSource } from '../src/cli/api-clients.ts';
 import { systemClock } from '../src/common/clock.ts';
 import { parseApiUrl } from '../src/config/api-url.ts';
 import { readDataset } from '../src/dataset/read.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { checkHeader } from '../src/source/header-check.ts';
-import { learnedLogsRange, saveLogsRange } from '../src/warehouse/logs-ranges.ts';
+import { learnedBlockLimit, learnedLogsRange, saveLogsRange } from '../src/warehouse/logs-ranges.ts';
 import { startRun } from '../src/warehouse/runs.ts';
 import { recordSkippedLogs, skippedLogsOfRun } from '../src/warehouse/skipped-logs.ts';
 import { contractStatus } from '../src/warehouse/status.ts';
@@ -116,6 +117,21 @@ describe('learned eth_getLogs ranges', () => {
     expect(await learnedLogsRange(db, 8453, 'nightly', 'mainnet.example.org')).toBe(30);
     expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBe(1500);
     await expect(saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'x', blocks: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('keeps the block limit a run met with its range, and a run that met none clears it', async () => {
+    const db = target.warehouse.db;
+    const at = { chainId: 1, job: 'limits', endpointHost: 'rpc.example.org' };
+    expect(await learnedBlockLimit(db, 1, 'limits', 'rpc.example.org')).toBeUndefined();
+    await saveLogsRange(db, { ...at, blocks: 280, blockLimit: 300 });
+    expect(await learnedBlockLimit(db, 1, 'limits', 'rpc.example.org')).toBe(300);
+    expect(await learnedLogsRange(db, 1, 'limits', 'rpc.example.org')).toBe(280);
+    // per chain, job and host, as the range
+    expect(await learnedBlockLimit(db, 10, 'limits', 'rpc.example.org')).toBeUndefined();
+    expect(await learnedBlockLimit(db, 1, 'limits', 'other.example.org')).toBeUndefined();
+    await saveLogsRange(db, { ...at, blocks: 900 });
+    expect(await learnedBlockLimit(db, 1, 'limits', 'rpc.example.org')).toBeUndefined();
+    await expect(saveLogsRange(db, { ...at, blocks: 900, blockLimit: 0 })).rejects.toThrow(/block limit must be a positive integer/);
   });
 });
 
@@ -243,4 +259,47 @@ describe('erc20-etl with a node source', () => {
     expect(`${worker.stdout}${worker.stderr}`).not.toMatch(/node-secret-91ab/i);
     expect(await learnedLogsRange(target.warehouse.db, 1, 'queued-node', host())).toBe(1000);
   }, 120_000);
+});
+
+describe('a block limit the provider does not state, kept for the next run', () => {
+  it("the job's next run starts under the limit its first run met (Ankr's words, 300 blocks), and is refused at most once", async () => {
+    const options = { seed: 7, blocks: 12_000, tokens: 2, transfers: 36_000, startBlock: 18_000_000 };
+    const chain = generateSyntheticDataset(options);
+    const devnet = await startDevnet(chain, { projectIds: [SECRET], erigon: false, logsLimits: { maxRange: 300, style: 'ankr' } });
+    try {
+      const refused = async () => (await devnet.stats()).rpcOutcomes.eth_getLogs?.refused.rangeCap ?? 0;
+      const contracts = [...new Set(chain.transfers.map((t) => t.contractAddress))];
+      const file = join(tmp, 'block-limit.json');
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: `${devnet.origin}/${SECRET}` };
+      const run = async (toBlock: number) => {
+        await writeFile(
+          file,
+          JSON.stringify({ name: 'block-limit', chain: 1, source: 'node', contracts: contracts.map((address) => ({ address, fromBlock: options.startBlock, toBlock })) }),
+        );
+        const before = await refused();
+        const r = await runCli(['run', file], { env });
+        expect(r.code, r.stderr).toBe(0);
+        const { rows } = await target.warehouse.pool.query<{ blocks: number; block_limit: number | null }>("SELECT blocks, block_limit FROM logs_ranges WHERE job = 'block-limit'");
+        return { refused: (await refused()) - before, kept: rows[0], said: r.stdout.split('\n').find((l) => l.startsWith('  eth_getLogs:')) };
+      };
+      // the first run meets the limit the hard way, and keeps the span it found refused with the range that worked
+      const first = await run(options.startBlock + 3_999);
+      expect(first.refused).toBeGreaterThan(1);
+      expect(first.kept?.blocks).toBeLessThanOrEqual(300);
+      expect(first.kept?.block_limit).toBeGreaterThan(300);
+      expect(first.kept?.block_limit).toBeLessThanOrEqual(600);
+      // each next run over the next blocks starts under it, and only comes closer to it: refused less each time
+      const second = await run(options.startBlock + 7_999);
+      const figures = () => JSON.stringify({ first, second, third });
+      let third: Awaited<ReturnType<typeof run>> | undefined;
+      expect(second.refused, figures()).toBeLessThan(first.refused);
+      expect(second.kept?.block_limit, figures()).toBeLessThanOrEqual(first.kept!.block_limit!);
+      third = await run(options.startBlock + options.blocks - 1);
+      expect(third.refused, figures()).toBeLessThanOrEqual(1);
+      expect(third.kept?.block_limit, figures()).toBeLessThanOrEqual(second.kept!.block_limit!);
+      expect(third.said).toMatch(new RegExp(`the next run of the job starts there and stays under the ${third.kept?.block_limit}-block span the node refused as too wide`));
+    } finally {
+      await devnet.close();
+    }
+  });
 });

@@ -13,7 +13,7 @@ import { extendSource, type Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { knownHeaders } from '../warehouse/headers.ts';
-import { learnedLogsRange, saveLogsRange } from '../warehouse/logs-ranges.ts';
+import { learnedBlockLimit, learnedLogsRange, saveLogsRange } from '../warehouse/logs-ranges.ts';
 import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-limit.ts';
 
 /** HTTP limits of a run: a page of 1000 transfers is about 450 KB, so 32 MB bounds memory, not data. */
@@ -31,6 +31,14 @@ export interface RunSource extends Source {
   saveLearned(runId?: string): Promise<void>;
   /** The `eth_getLogs` range (blocks) the source learned so far; undefined for a builder source. */
   learnedRange(): number | undefined;
+  /** A block limit the node does not state that holds so far, kept with the range; undefined for a builder source. */
+  learnedBlockLimit(): number | undefined;
+}
+
+/** Where a node source starts: its first `eth_getLogs` range, and a block limit an earlier run met (both from the warehouse). */
+interface NodeStart {
+  range: number | undefined;
+  blockLimit: number | undefined;
 }
 
 /**
@@ -79,15 +87,18 @@ export function createSource(deps: {
       rpc: createRpcClient({ http, batchSize: headerBatchSize }),
       counters,
     });
-    return extendSource(builder, { saveLearned: async () => undefined, learnedRange: () => undefined });
+    return extendSource(builder, { saveLearned: async () => undefined, learnedRange: () => undefined, learnedBlockLimit: () => undefined });
   }
-  const startRange = async (): Promise<number | undefined> => {
-    if (job.logsRange !== undefined) return job.logsRange;
+  const startRange = async (): Promise<NodeStart> => {
     try {
-      return await learnedLogsRange(warehouse.db, chain, job.name, api.host);
+      const [learned, blockLimit] = await Promise.all([
+        job.logsRange === undefined ? learnedLogsRange(warehouse.db, chain, job.name, api.host) : undefined,
+        learnedBlockLimit(warehouse.db, chain, job.name, api.host),
+      ]);
+      return { range: job.logsRange ?? learned, blockLimit };
     } catch (err) {
       logger.warn({ msg: 'could not read the eth_getLogs range learned before; starting from the default', job: job.name, err: (err as Error).message });
-      return undefined;
+      return { range: job.logsRange, blockLimit: undefined };
     }
   };
   const source = lazyNodeSource({
@@ -103,7 +114,8 @@ export function createSource(deps: {
         clock,
         logger,
         rpcTimeoutMs: deps.rpcTimeoutMs,
-        startRange: start,
+        startRange: start.range,
+        blockLimit: start.blockLimit,
         storedHeaders: (blocks) => knownHeaders(warehouse.db, chain, blocks),
         budget: deps.budget,
         chain,
@@ -113,8 +125,9 @@ export function createSource(deps: {
     async saveLearned(runId?: string) {
       const blocks = source.learnedRange();
       if (blocks === undefined) return;
-      await saveLogsRange(warehouse.db, { chainId: chain, job: job.name, endpointHost: api.host, blocks, runId });
-      logger.debug({ msg: 'kept the eth_getLogs range for the next run', job: job.name, host: api.host, blocks });
+      const blockLimit = source.learnedBlockLimit();
+      await saveLogsRange(warehouse.db, { chainId: chain, job: job.name, endpointHost: api.host, blocks, blockLimit, runId });
+      logger.debug({ msg: 'kept the eth_getLogs range for the next run', job: job.name, host: api.host, blocks, blockLimit });
     },
   });
 }
@@ -128,6 +141,7 @@ function nodeSource(deps: {
   logger: Logger;
   rpcTimeoutMs: number | undefined;
   startRange: number | undefined;
+  blockLimit: number | undefined;
   storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
   budget: TimeBudget | undefined;
   /** The job's chain: its headers are checked by its hash rule. */
@@ -144,6 +158,7 @@ function nodeSource(deps: {
     ...(deps.budget && { budget: deps.budget }),
     ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
     ...(deps.startRange !== undefined && { startRange: deps.startRange }),
+    ...(deps.blockLimit !== undefined && { blockLimit: deps.blockLimit }),
   });
 }
 
@@ -156,9 +171,9 @@ function lazyNodeSource(deps: {
   http: HttpClient;
   counters: SourceCounters;
   headerBatchSize: number;
-  startRange: () => Promise<number | undefined>;
-  create: (startRange: number | undefined) => NodeSource;
-}): Source & { learnedRange(): number | undefined } {
+  startRange: () => Promise<NodeStart>;
+  create: (start: NodeStart) => NodeSource;
+}): Source & { learnedRange(): number | undefined; learnedBlockLimit(): number | undefined } {
   let made: NodeSource | undefined;
   let making: Promise<NodeSource> | undefined;
   const real = (): Promise<NodeSource> => {
@@ -186,6 +201,7 @@ function lazyNodeSource(deps: {
     tokenMetadata: async (contract) => (await real()).tokenMetadata(contract),
     skippedLogs: () => made?.skippedLogs() ?? new Map(),
     learnedRange: () => made?.learnedRange(),
+    learnedBlockLimit: () => made?.learnedBlockLimit(),
     counters: deps.counters,
     async close() {
       const source = making ? await making.catch(() => undefined) : undefined;

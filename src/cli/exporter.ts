@@ -39,6 +39,8 @@ export interface ExportSummary extends RunSummary {
   logsRange?: number;
   /** Whether `logsRange` was stored for the next run (false: storing it failed, and a warning said why). */
   logsRangeKept?: boolean;
+  /** A block limit the provider does not state that held at the end of the run, kept with `logsRange`. */
+  logsBlockLimit?: number;
   /** A node source's `eth_getLogs` calls, those refused (for size, or unanswered in time) and asked again in smaller calls, and of those the ones unanswered in time. */
   logsCalls?: LogsCalls;
 }
@@ -95,9 +97,15 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
       },
     );
     const logsRange = source.learnedRange();
+    const logsBlockLimit = source.learnedBlockLimit();
     const c = source.counters;
     const logsCalls = c.logsCalls ? { calls: c.logsCalls, refused: c.logsRefused ?? 0, timedOut: c.logsTimedOut ?? 0 } : undefined;
-    return { ...summary, skippedLogs: source.skippedLogs(), ...(logsRange !== undefined && { logsRange, logsRangeKept: kept }), ...(logsCalls && { logsCalls }) };
+    return {
+      ...summary,
+      skippedLogs: source.skippedLogs(),
+      ...(logsRange !== undefined && { logsRange, logsRangeKept: kept, ...(logsBlockLimit !== undefined && { logsBlockLimit }) }),
+      ...(logsCalls && { logsCalls }),
+    };
   } finally {
     stop.release();
     await source.close().catch(() => undefined);

@@ -4,7 +4,13 @@ import type { SkippedLogCounts } from '../source/source.ts';
 import type { LogsCalls } from './exporter.ts';
 
 /** A run's summary, with what a node source skipped and learned when it says so. */
-type SummaryInput = RunSummary & { skippedLogs?: ReadonlyMap<string, SkippedLogCounts>; logsRange?: number; logsRangeKept?: boolean; logsCalls?: LogsCalls };
+type SummaryInput = RunSummary & {
+  skippedLogs?: ReadonlyMap<string, SkippedLogCounts>;
+  logsRange?: number;
+  logsRangeKept?: boolean;
+  logsBlockLimit?: number;
+  logsCalls?: LogsCalls;
+};
 
 /**
  * The run's wall time by part (`--time-budget`), seconds and share, and where the whole report went.
@@ -31,7 +37,9 @@ export function summaryText(s: SummaryInput): string {
     lines.push(
       s.logsRangeKept === false
         ? `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, but it could not be stored (a warning in the log says why): the next run of the job starts from the range stored before, else the default`
-        : `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, the next run of the job starts there`,
+        : `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, the next run of the job starts there${
+            s.logsBlockLimit === undefined ? '' : ` and stays under the ${s.logsBlockLimit}-block span the node refused as too wide (asked again every 100 answers)`
+          }`,
     );
   } else if (calls) lines.push(`  eth_getLogs: ${calls.slice(0, -2)}`);
   lines.push(...skippedLines(s.skippedLogs));

@@ -122,6 +122,29 @@ describe('createRangeBook', () => {
     expect(book.of([B], 50_000).rangeCeiling).toBeUndefined();
   });
 
+  it('starts under a block limit an earlier run kept, keeps it while it holds, and lets it go once a call answers over it', () => {
+    const tooWide = parseLogsRefusal({ code: -32600, message: 'block range is too wide' })!;
+    const fresh = createRangeBook({ learned: 700 });
+    expect(fresh.blockLimit()).toBeUndefined();
+    const book = createRangeBook({ learned: 700, blockLimit: 800 });
+    // every set, the first one too, is bounded by it from its first call: growth probes no further
+    expect(book.of([A], 100_000)).toMatchObject({ range: 700, rangeCeiling: 800 });
+    expect(book.peek([A, B], 100_000).rangeCeiling).toBe(800);
+    expect(book.blockLimit()).toBe(800);
+    // met lower in this run (after an answer told the logs per block): the lower one is kept
+    const a = afterAnswer(book.of([A], 100_000), { fromBlock: 99_401, toBlock: 100_000 }, 60);
+    book.answered([A], 600, new Map([[A, 60]]));
+    book.set([A], 100_000, a);
+    const met = afterRefusal({ ...book.of([A], 99_400), range: 750 }, { fromBlock: 98_651, toBlock: 99_400, contracts: [A] }, tooWide);
+    if (met.action !== 'retry') throw new Error(met.action);
+    book.set([A], 99_400, met.state);
+    expect(book.blockLimit()).toBe(750);
+    // a call answered over it: it is gone, and nothing is kept for the next run
+    book.answered([A], 750, new Map([[A, 75]]));
+    expect(book.blockLimit()).toBeUndefined();
+    expect(book.of([A], 100_000).rangeCeiling).toBeUndefined();
+  });
+
   it('remembers for the next run the least range learned by the sets with a quarter of the most answers, not a set met for a few calls', () => {
     const book = createRangeBook();
     const answer = (contracts: string[], blocks: number, logs: number) => {

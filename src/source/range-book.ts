@@ -30,6 +30,11 @@ export interface RangeBook {
    * most-answered set's alone: a quiet token read over many empty spans would start a busy one's high.
    */
   learned(): number | undefined;
+  /**
+   * The run's block ceiling, a block limit the provider does not state, when one holds (met in this run, or kept from
+   * the run before and not found gone since): for the next run to start under it.
+   */
+  blockLimit(): number | undefined;
 }
 
 /** A set's range holds within this many of its ranges from where it was last called. */
@@ -41,12 +46,12 @@ const SETS_REMEMBERED = 256;
 
 /**
  * @example
- * const book = createRangeBook({ learned: 800 });
+ * const book = createRangeBook({ learned: 800 }); // with `blockLimit: 1000`: every call stays under 1,000 blocks from the first
  * book.of([usdc], 17_999_999).range; // → 800
  * book.answered([usdc], 800, new Map([[usdc, 4000]])); // 5 logs a block
  * book.of([usdc, dai], 17_999_199).range; // → 1500 if dai had no logs lately: sized to 7,000 logs
  */
-export function createRangeBook(start: { learned?: number | undefined } = {}): RangeBook {
+export function createRangeBook(start: { learned?: number | undefined; blockLimit?: number | undefined } = {}): RangeBook {
   /** Each set's state, where it was last called, and its answers in the run. */
   const sets = new Map<string, { state: LogsRangeState; top: number; answers: number }>();
   const perBlock = new Map<string, number>();
@@ -57,7 +62,7 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
    * The run's block ceiling (`LogsRangeState.rangeCeiling`): the least span refused as over a block limit, and the
    * answers since it was met or last asked again.
    */
-  let rangeCeiling: { blocks: number; answers: number } | undefined;
+  let rangeCeiling: { blocks: number; answers: number } | undefined = start.blockLimit === undefined ? undefined : { blocks: start.blockLimit, answers: 0 };
   const keyOf = (contracts: readonly string[]) => [...contracts].sort().join();
 
   const stateOf = (contracts: readonly string[], top: number): LogsRangeState => {
@@ -116,5 +121,6 @@ export function createRangeBook(start: { learned?: number | undefined } = {}): R
       const counted = learned.filter((l) => l.answers * LEARNED_SHARE >= most);
       return counted.length ? Math.min(...counted.map((l) => l.range)) : undefined;
     },
+    blockLimit: () => rangeCeiling?.blocks,
   };
 }

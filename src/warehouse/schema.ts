@@ -186,6 +186,8 @@ export interface LogsRangesTable {
   job: string;
   endpoint_host: string;
   blocks: number;
+  /** A block limit the provider does not state, as the run met it and it still held at its end (migration 0012). */
+  block_limit: number | null;
   run_id: BigintColumn | null;
   updated_at: Generated<Date>;
 }
