@@ -10,7 +10,7 @@ import { parseApiUrl } from '../src/config/api-url.ts';
 import { readDataset } from '../src/dataset/read.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { checkHeader } from '../src/source/header-check.ts';
-import { learnedBlockLimit, learnedLogsRange, saveLogsRange } from '../src/warehouse/logs-ranges.ts';
+import { learnedLogsStart, saveLogsRange } from '../src/warehouse/logs-ranges.ts';
 import { startRun } from '../src/warehouse/runs.ts';
 import { recordSkippedLogs, skippedLogsOfRun } from '../src/warehouse/skipped-logs.ts';
 import { contractStatus } from '../src/warehouse/status.ts';
@@ -104,34 +104,42 @@ describe('recordSkippedLogs', () => {
 describe('learned eth_getLogs ranges', () => {
   it('keeps one range per chain, job and endpoint host, the newest', async () => {
     const db = target.warehouse.db;
-    expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBeUndefined();
+    const learnedLogsRange = async (chain: number, job: string, host: string) => (await learnedLogsStart(db, chain, job, host)).blocks;
+    expect(await learnedLogsRange(1, 'nightly', 'mainnet.example.org')).toBeUndefined();
     await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 2000 });
     await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'other.example.org:8545', blocks: 50 });
     await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 1500 });
-    expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBe(1500);
-    expect(await learnedLogsRange(db, 1, 'nightly', 'other.example.org:8545')).toBe(50);
-    expect(await learnedLogsRange(db, 1, 'weekly', 'mainnet.example.org')).toBeUndefined();
+    expect(await learnedLogsRange(1, 'nightly', 'mainnet.example.org')).toBe(1500);
+    expect(await learnedLogsRange(1, 'nightly', 'other.example.org:8545')).toBe(50);
+    expect(await learnedLogsRange(1, 'weekly', 'mainnet.example.org')).toBeUndefined();
     // the same job name and host on another chain learns its own
-    expect(await learnedLogsRange(db, 8453, 'nightly', 'mainnet.example.org')).toBeUndefined();
+    expect(await learnedLogsRange(8453, 'nightly', 'mainnet.example.org')).toBeUndefined();
     await saveLogsRange(db, { chainId: 8453, job: 'nightly', endpointHost: 'mainnet.example.org', blocks: 30 });
-    expect(await learnedLogsRange(db, 8453, 'nightly', 'mainnet.example.org')).toBe(30);
-    expect(await learnedLogsRange(db, 1, 'nightly', 'mainnet.example.org')).toBe(1500);
+    expect(await learnedLogsRange(8453, 'nightly', 'mainnet.example.org')).toBe(30);
+    expect(await learnedLogsRange(1, 'nightly', 'mainnet.example.org')).toBe(1500);
     await expect(saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'x', blocks: 0 })).rejects.toThrow(RangeError);
   });
 
-  it('keeps the block limit a run met with its range, and a run that met none clears it', async () => {
+  it('keeps the block limit a run met with its answers since, clears it when the run found it gone, and keeps it when the run knew of none', async () => {
     const db = target.warehouse.db;
     const at = { chainId: 1, job: 'limits', endpointHost: 'rpc.example.org' };
-    expect(await learnedBlockLimit(db, 1, 'limits', 'rpc.example.org')).toBeUndefined();
-    await saveLogsRange(db, { ...at, blocks: 280, blockLimit: 300 });
-    expect(await learnedBlockLimit(db, 1, 'limits', 'rpc.example.org')).toBe(300);
-    expect(await learnedLogsRange(db, 1, 'limits', 'rpc.example.org')).toBe(280);
+    const start = () => learnedLogsStart(db, 1, 'limits', 'rpc.example.org');
+    expect(await start()).toEqual({ blocks: undefined, blockLimit: undefined });
+    await saveLogsRange(db, { ...at, blocks: 280, blockLimit: { blocks: 312, answers: 40 } });
+    expect(await start()).toEqual({ blocks: 280, blockLimit: { blocks: 312, answers: 40 } });
     // per chain, job and host, as the range
-    expect(await learnedBlockLimit(db, 10, 'limits', 'rpc.example.org')).toBeUndefined();
-    expect(await learnedBlockLimit(db, 1, 'limits', 'other.example.org')).toBeUndefined();
-    await saveLogsRange(db, { ...at, blocks: 900 });
-    expect(await learnedBlockLimit(db, 1, 'limits', 'rpc.example.org')).toBeUndefined();
-    await expect(saveLogsRange(db, { ...at, blocks: 900, blockLimit: 0 })).rejects.toThrow(/block limit must be a positive integer/);
+    expect((await learnedLogsStart(db, 10, 'limits', 'rpc.example.org')).blockLimit).toBeUndefined();
+    expect((await learnedLogsStart(db, 1, 'limits', 'other.example.org')).blockLimit).toBeUndefined();
+    // a run (a task started before the limit was stored) that knew of none leaves it as it is
+    await saveLogsRange(db, { ...at, blocks: 290 });
+    expect(await start()).toEqual({ blocks: 290, blockLimit: { blocks: 312, answers: 40 } });
+    await saveLogsRange(db, { ...at, blocks: 281, blockLimit: { blocks: 307, answers: 75 } });
+    expect(await start()).toEqual({ blocks: 281, blockLimit: { blocks: 307, answers: 75 } });
+    // a run that found it gone clears it
+    await saveLogsRange(db, { ...at, blocks: 900, blockLimit: 'gone' });
+    expect(await start()).toEqual({ blocks: 900, blockLimit: undefined });
+    await expect(saveLogsRange(db, { ...at, blocks: 900, blockLimit: { blocks: 0, answers: 0 } })).rejects.toThrow(/block limit must be an integer from 1/);
+    await expect(saveLogsRange(db, { ...at, blocks: 900, blockLimit: { blocks: 300, answers: -1 } })).rejects.toThrow(/block limit's answers must be an integer from 0/);
   });
 });
 
@@ -257,7 +265,7 @@ describe('erc20-etl with a node source', () => {
     const worker = await runCli(['worker', '--once', '--dead-after', '5', '--rpc-timeout', '10'], { env });
     expect(worker.code, worker.stderr).toBe(0);
     expect(`${worker.stdout}${worker.stderr}`).not.toMatch(/node-secret-91ab/i);
-    expect(await learnedLogsRange(target.warehouse.db, 1, 'queued-node', host())).toBe(1000);
+    expect((await learnedLogsStart(target.warehouse.db, 1, 'queued-node', host())).blocks).toBe(1000);
   }, 120_000);
 });
 
@@ -301,5 +309,5 @@ describe('a block limit the provider does not state, kept for the next run', () 
     } finally {
       await devnet.close();
     }
-  });
+  }, 180_000);
 });

@@ -13,7 +13,7 @@ import { extendSource, type Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { knownHeaders } from '../warehouse/headers.ts';
-import { learnedBlockLimit, learnedLogsRange, saveLogsRange } from '../warehouse/logs-ranges.ts';
+import { learnedLogsStart, saveLogsRange, type KeptBlockLimit } from '../warehouse/logs-ranges.ts';
 import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-limit.ts';
 
 /** HTTP limits of a run: a page of 1000 transfers is about 450 KB, so 32 MB bounds memory, not data. */
@@ -31,14 +31,18 @@ export interface RunSource extends Source {
   saveLearned(runId?: string): Promise<void>;
   /** The `eth_getLogs` range (blocks) the source learned so far; undefined for a builder source. */
   learnedRange(): number | undefined;
-  /** A block limit the node does not state that holds so far, kept with the range; undefined for a builder source. */
-  learnedBlockLimit(): number | undefined;
+  /** What became of a block limit the node does not state, kept with the range (`RangeBook.blockLimit`); undefined for a builder source. */
+  learnedBlockLimit(): KeptBlockLimit | 'gone' | undefined;
 }
 
-/** Where a node source starts: its first `eth_getLogs` range, and a block limit an earlier run met (both from the warehouse). */
+/**
+ * Where a node source starts: its first `eth_getLogs` range (the job's, else the one learned), a block limit an earlier
+ * run met, and the range that run learned, which answered under it (all but the job's from the warehouse).
+ */
 interface NodeStart {
   range: number | undefined;
-  blockLimit: number | undefined;
+  blockLimit: KeptBlockLimit | undefined;
+  answeredBefore: number | undefined;
 }
 
 /**
@@ -91,14 +95,15 @@ export function createSource(deps: {
   }
   const startRange = async (): Promise<NodeStart> => {
     try {
-      const [learned, blockLimit] = await Promise.all([
-        job.logsRange === undefined ? learnedLogsRange(warehouse.db, chain, job.name, api.host) : undefined,
-        learnedBlockLimit(warehouse.db, chain, job.name, api.host),
-      ]);
-      return { range: job.logsRange ?? learned, blockLimit };
+      const learned = await learnedLogsStart(warehouse.db, chain, job.name, api.host);
+      return { range: job.logsRange ?? learned.blocks, blockLimit: learned.blockLimit, answeredBefore: learned.blocks };
     } catch (err) {
-      logger.warn({ msg: 'could not read the eth_getLogs range learned before; starting from the default', job: job.name, err: (err as Error).message });
-      return { range: job.logsRange, blockLimit: undefined };
+      logger.warn({
+        msg: `could not read the eth_getLogs range learned before; starting from ${job.logsRange === undefined ? 'the default' : "the job's logsRange"}`,
+        job: job.name,
+        err: (err as Error).message,
+      });
+      return { range: job.logsRange, blockLimit: undefined, answeredBefore: undefined };
     }
   };
   const source = lazyNodeSource({
@@ -116,6 +121,7 @@ export function createSource(deps: {
         rpcTimeoutMs: deps.rpcTimeoutMs,
         startRange: start.range,
         blockLimit: start.blockLimit,
+        answeredBefore: start.answeredBefore,
         storedHeaders: (blocks) => knownHeaders(warehouse.db, chain, blocks),
         budget: deps.budget,
         chain,
@@ -141,7 +147,8 @@ function nodeSource(deps: {
   logger: Logger;
   rpcTimeoutMs: number | undefined;
   startRange: number | undefined;
-  blockLimit: number | undefined;
+  blockLimit: KeptBlockLimit | undefined;
+  answeredBefore: number | undefined;
   storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
   budget: TimeBudget | undefined;
   /** The job's chain: its headers are checked by its hash rule. */
@@ -159,6 +166,7 @@ function nodeSource(deps: {
     ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
     ...(deps.startRange !== undefined && { startRange: deps.startRange }),
     ...(deps.blockLimit !== undefined && { blockLimit: deps.blockLimit }),
+    ...(deps.answeredBefore !== undefined && { answeredBefore: deps.answeredBefore }),
   });
 }
 
@@ -173,7 +181,7 @@ function lazyNodeSource(deps: {
   headerBatchSize: number;
   startRange: () => Promise<NodeStart>;
   create: (start: NodeStart) => NodeSource;
-}): Source & { learnedRange(): number | undefined; learnedBlockLimit(): number | undefined } {
+}): Source & { learnedRange(): number | undefined; learnedBlockLimit(): KeptBlockLimit | 'gone' | undefined } {
   let made: NodeSource | undefined;
   let making: Promise<NodeSource> | undefined;
   const real = (): Promise<NodeSource> => {

@@ -97,7 +97,8 @@ export async function exportJob(options: ExportOptions, job: Readonly<JobConfig>
       },
     );
     const logsRange = source.learnedRange();
-    const logsBlockLimit = source.learnedBlockLimit();
+    const limit = source.learnedBlockLimit();
+    const logsBlockLimit = typeof limit === 'object' ? limit.blocks : undefined;
     const c = source.counters;
     const logsCalls = c.logsCalls ? { calls: c.logsCalls, refused: c.logsRefused ?? 0, timedOut: c.logsTimedOut ?? 0 } : undefined;
     return {

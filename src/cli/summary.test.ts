@@ -40,7 +40,7 @@ describe('summaryText', () => {
       '  eth_getLogs: 158 calls, 3 refused (1 unanswered within --rpc-timeout) and asked again in smaller calls; 1500 blocks per call learned, the next run of the job starts there',
     );
     expect(summaryText({ ...run, logsCalls: { calls: 186, refused: 0, timedOut: 0 }, logsRange: 283, logsBlockLimit: 307 }).split('\n')[4]).toBe(
-      '  eth_getLogs: 186 calls, none refused; 283 blocks per call learned, the next run of the job starts there and stays under the 307-block span the node refused as too wide (asked again every 100 answers)',
+      '  eth_getLogs: 186 calls, none refused; 283 blocks per call learned, the next run of the job starts there and stays under the 307-block span the node refused as too wide (asked again every 100 answers, counted across runs)',
     );
     expect(line({ calls: 9, refused: 2, timedOut: 2 })).toBe('  eth_getLogs: 9 calls, 2 refused (all unanswered within --rpc-timeout) and asked again in smaller calls');
     expect(line({ calls: 1, refused: 1, timedOut: 1 })).toBe('  eth_getLogs: 1 call, 1 refused (unanswered within --rpc-timeout) and asked again in smaller calls');

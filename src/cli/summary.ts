@@ -38,7 +38,9 @@ export function summaryText(s: SummaryInput): string {
       s.logsRangeKept === false
         ? `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, but it could not be stored (a warning in the log says why): the next run of the job starts from the range stored before, else the default`
         : `  eth_getLogs: ${calls}${s.logsRange} blocks per call learned, the next run of the job starts there${
-            s.logsBlockLimit === undefined ? '' : ` and stays under the ${s.logsBlockLimit}-block span the node refused as too wide (asked again every 100 answers)`
+            s.logsBlockLimit === undefined
+              ? ''
+              : ` and stays under the ${s.logsBlockLimit}-block span the node refused as too wide (asked again every 100 answers, counted across runs)`
           }`,
     );
   } else if (calls) lines.push(`  eth_getLogs: ${calls.slice(0, -2)}`);

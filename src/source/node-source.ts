@@ -30,8 +30,8 @@ export type NodeSource = Source & {
   endQuery(query: Pick<PageQuery, 'contract' | 'fromBlock' | 'toBlock'>): void;
   /** The `eth_getLogs` range to remember for this job and endpoint (`learnedRange`); undefined when no call answered. */
   learnedRange(): number | undefined;
-  /** A block limit the provider does not state that holds at the end of the run, to remember with the range; else undefined. */
-  learnedBlockLimit(): number | undefined;
+  /** What became of a block limit the provider does not state, to remember with the range (`RangeBook.blockLimit`). */
+  learnedBlockLimit(): { blocks: number; answers: number } | 'gone' | undefined;
   /** Whether the node answers `erigon_getHeaderByHash` (else headers come from `eth_getBlockByHash`), for `probe`. */
   supportsErigon(): Promise<boolean>;
 };
@@ -46,8 +46,13 @@ export interface NodeSourceDeps {
   rpcTimeoutMs?: number;
   /** The first `eth_getLogs` range, in blocks: the job's `logsRange`, else the range learned by an earlier run; else 2,000. */
   startRange?: number;
-  /** A block limit the provider does not state, kept by an earlier run: every call stays under it from the first (asked again every 100 answers). */
-  blockLimit?: number;
+  /**
+   * A block limit the provider does not state, kept by an earlier run, with its answers since it was met or last asked
+   * again: every call stays under it from the first (asked again at 100 answers, counted on from these).
+   */
+  blockLimit?: { blocks: number; answers: number };
+  /** The range that earlier run learned, which answered under the limit: where calls start when the range asked is not under it. */
+  answeredBefore?: number;
   clock?: Clock;
   /** Told of each refusal (debug: the span asked, why, the span asked next), and when the stored headers cannot be read (warn). */
   logger?: Pick<Logger, 'debug' | 'warn'>;
@@ -154,7 +159,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const skipped = new Map<string, SkippedLogCounts>();
   const tokens = new Map<string, Promise<TokenMetadata>>();
   const tokensKnown = new Map<string, TokenMetadata>();
-  const ranges = createRangeBook({ learned: deps.startRange, blockLimit: deps.blockLimit });
+  const ranges = createRangeBook({ learned: deps.startRange, blockLimit: deps.blockLimit, answeredBefore: deps.answeredBefore });
   const groups = createLogsGroups<Slice>(MAX_CONTRACTS_PER_CALL);
   const firstAnswer = createFirstAnswerGate();
   /** Tops of single blocks refused for several contracts at once: asked per contract. */

@@ -83,7 +83,9 @@ describe('createRangeBook', () => {
     book.set([A], 100_000, a);
     const met = afterRefusal({ ...a, range: 800 }, { fromBlock: 98_801, toBlock: 99_600, contracts: [A] }, tooWide);
     if (met.action !== 'retry') throw new Error(met.action);
+    expect(book.blockLimit()).toBeUndefined();
     book.set([A], 99_600, met.state);
+    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 0 });
     // B, busy (10 logs a block: sized to 700 blocks, under the limit): refused for its logs every 30 answers
     const busy = (answers: number) => {
       for (let i = 1; i <= answers; i++) {
@@ -120,29 +122,26 @@ describe('createRangeBook', () => {
     book.answered([A], 800, new Map([[A, 80]]));
     book.set([A], 99_600, afterAnswer(answered, { fromBlock: 98_801, toBlock: 99_600 }, 80));
     expect(book.of([B], 50_000).rangeCeiling).toBeUndefined();
+    expect(book.blockLimit()).toBe('gone');
   });
 
-  it('starts under a block limit an earlier run kept, keeps it while it holds, and lets it go once a call answers over it', () => {
-    const tooWide = parseLogsRefusal({ code: -32600, message: 'block range is too wide' })!;
-    const fresh = createRangeBook({ learned: 700 });
-    expect(fresh.blockLimit()).toBeUndefined();
-    const book = createRangeBook({ learned: 700, blockLimit: 800 });
-    // every set, the first one too, is bounded by it from its first call: growth probes no further
+  it('starts under a block limit an earlier run kept, at the range that answered then, asks it again at 100 answers counted on from that run, and says when it is gone', () => {
+    expect(createRangeBook({ learned: 700 }).blockLimit()).toBeUndefined();
+    // the job asks 2,000 blocks; the last run met a limit at 800 blocks, 95 answers ago, and answered over 700
+    const book = createRangeBook({ learned: 2000, blockLimit: { blocks: 800, answers: 95 }, answeredBefore: 700 });
+    // every set, the first one too, starts at the span that answered, under it
     expect(book.of([A], 100_000)).toMatchObject({ range: 700, rangeCeiling: 800 });
-    expect(book.peek([A, B], 100_000).rangeCeiling).toBe(800);
-    expect(book.blockLimit()).toBe(800);
-    // met lower in this run (after an answer told the logs per block): the lower one is kept
-    const a = afterAnswer(book.of([A], 100_000), { fromBlock: 99_401, toBlock: 100_000 }, 60);
-    book.answered([A], 600, new Map([[A, 60]]));
-    book.set([A], 100_000, a);
-    const met = afterRefusal({ ...book.of([A], 99_400), range: 750 }, { fromBlock: 98_651, toBlock: 99_400, contracts: [A] }, tooWide);
-    if (met.action !== 'retry') throw new Error(met.action);
-    book.set([A], 99_400, met.state);
-    expect(book.blockLimit()).toBe(750);
-    // a call answered over it: it is gone, and nothing is kept for the next run
-    book.answered([A], 750, new Map([[A, 75]]));
-    expect(book.blockLimit()).toBeUndefined();
-    expect(book.of([A], 100_000).rangeCeiling).toBeUndefined();
+    expect(book.peek([A, B], 100_000)).toMatchObject({ range: 700, rangeCeiling: 800 });
+    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 95 });
+    for (let i = 0; i < 5; i++) book.answered([A], 700, new Map([[A, 70]]));
+    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 100 });
+    // the 100th answer since it was met: a look asks nothing, the next call asks the 800 blocks again
+    expect(book.peek([A], 96_500).range).toBe(700);
+    expect(book.of([A], 96_500)).toMatchObject({ range: 800, rangeCeiling: undefined });
+    // answered over it: it is gone, and the next run is told so
+    book.answered([A], 800, new Map([[A, 80]]));
+    expect(book.blockLimit()).toBe('gone');
+    expect(book.of([A], 95_700).rangeCeiling).toBeUndefined();
   });
 
   it('remembers for the next run the least range learned by the sets with a quarter of the most answers, not a set met for a few calls', () => {

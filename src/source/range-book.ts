@@ -31,10 +31,11 @@ export interface RangeBook {
    */
   learned(): number | undefined;
   /**
-   * The run's block ceiling, a block limit the provider does not state, when one holds (met in this run, or kept from
-   * the run before and not found gone since): for the next run to start under it.
+   * What became of a block limit the provider does not state, for the next run: the run's block ceiling and its answers
+   * since it was met or last asked again, when one holds (met in this run, or kept from the run before); `gone` when
+   * the run had one and a call answered over it; undefined when the run knew of none.
    */
-  blockLimit(): number | undefined;
+  blockLimit(): { blocks: number; answers: number } | 'gone' | undefined;
 }
 
 /** A set's range holds within this many of its ranges from where it was last called. */
@@ -46,23 +47,33 @@ const SETS_REMEMBERED = 256;
 
 /**
  * @example
- * const book = createRangeBook({ learned: 800 }); // with `blockLimit: 1000`: every call stays under 1,000 blocks from the first
+ * const book = createRangeBook({ learned: 800 }); // with `blockLimit: { blocks: 1000, answers: 0 }`: every call stays under 1,000 blocks from the first
  * book.of([usdc], 17_999_999).range; // → 800
  * book.answered([usdc], 800, new Map([[usdc, 4000]])); // 5 logs a block
  * book.of([usdc, dai], 17_999_199).range; // → 1500 if dai had no logs lately: sized to 7,000 logs
  */
-export function createRangeBook(start: { learned?: number | undefined; blockLimit?: number | undefined } = {}): RangeBook {
+export function createRangeBook(
+  start: {
+    learned?: number | undefined;
+    /** A block limit an earlier run kept, and its answers since it was met or last asked again (asked again at 100, counted on). */
+    blockLimit?: { blocks: number; answers: number } | undefined;
+    /** The range that earlier run learned (it answered then, under the limit): with a limit, where calls start when the range asked is not under it. */
+    answeredBefore?: number | undefined;
+  } = {},
+): RangeBook {
   /** Each set's state, where it was last called, and its answers in the run. */
   const sets = new Map<string, { state: LogsRangeState; top: number; answers: number }>();
   const perBlock = new Map<string, number>();
   let last = startLogsRange({ learned: start.learned });
-  /** The most blocks a call of this run answered over. */
-  let largest = 0;
+  /** The most blocks a call of this run answered over (with a kept limit, a span that answered before, under it). */
+  let largest = start.blockLimit && start.answeredBefore !== undefined && start.answeredBefore < start.blockLimit.blocks ? start.answeredBefore : 0;
   /**
    * The run's block ceiling (`LogsRangeState.rangeCeiling`): the least span refused as over a block limit, and the
    * answers since it was met or last asked again.
    */
-  let rangeCeiling: { blocks: number; answers: number } | undefined = start.blockLimit === undefined ? undefined : { blocks: start.blockLimit, answers: 0 };
+  let rangeCeiling: { blocks: number; answers: number } | undefined = start.blockLimit && { ...start.blockLimit };
+  /** Whether the run had a block ceiling at some time: without one now, it is gone. */
+  let hadCeiling = rangeCeiling !== undefined;
   const keyOf = (contracts: readonly string[]) => [...contracts].sort().join();
 
   const stateOf = (contracts: readonly string[], top: number): LogsRangeState => {
@@ -96,6 +107,7 @@ export function createRangeBook(start: { learned?: number | undefined; blockLimi
       // a block limit met just now, lower than the run's ceiling (or none): the run's from now on
       if (state.metBlockLimit && state.rangeCeiling !== undefined && state.rangeCeiling < (rangeCeiling?.blocks ?? Number.POSITIVE_INFINITY)) {
         rangeCeiling = { blocks: state.rangeCeiling, answers: 0 };
+        hadCeiling = true;
       }
       const key = keyOf(contracts);
       const answers = sets.get(key)?.answers ?? 0;
@@ -121,6 +133,6 @@ export function createRangeBook(start: { learned?: number | undefined; blockLimi
       const counted = learned.filter((l) => l.answers * LEARNED_SHARE >= most);
       return counted.length ? Math.min(...counted.map((l) => l.range)) : undefined;
     },
-    blockLimit: () => rangeCeiling?.blocks,
+    blockLimit: () => (rangeCeiling ? { ...rangeCeiling } : hadCeiling ? 'gone' : undefined),
   };
 }

@@ -1,58 +1,61 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 
+/** A block limit the provider does not state, as a run kept it: the least span refused as too wide, and the answers since it was met or last asked again. */
+export interface KeptBlockLimit {
+  blocks: number;
+  answers: number;
+}
+
 /**
- * The `eth_getLogs` range (blocks per call) a node source learned for a job of a chain from an endpoint host, or
- * undefined when no run of the job has read that host yet.
+ * What a node source learned for a job of a chain from an endpoint host, as the job's last run from there kept it:
+ * the `eth_getLogs` range (blocks per call) that worked, and a block limit the provider does not state; each
+ * undefined when none is kept.
  *
- * @example await learnedLogsRange(db, 1, 'nightly', 'mainnet.infura.io') // → 1500
+ * @example await learnedLogsStart(db, 1, 'nightly', 'rpc.ankr.com') // → { blocks: 281, blockLimit: { blocks: 312, answers: 40 } }
  */
-export async function learnedLogsRange(db: Kysely<Database>, chainId: number, job: string, endpointHost: string): Promise<number | undefined> {
+export async function learnedLogsStart(
+  db: Kysely<Database>,
+  chainId: number,
+  job: string,
+  endpointHost: string,
+): Promise<{ blocks: number | undefined; blockLimit: KeptBlockLimit | undefined }> {
   const row = await db
     .selectFrom('logs_ranges')
-    .select('blocks')
+    .select(['blocks', 'block_limit', 'block_limit_answers'])
     .where('chain_id', '=', String(chainId))
     .where('job', '=', job)
     .where('endpoint_host', '=', endpointHost)
     .executeTakeFirst();
-  return row?.blocks;
+  const limit = row?.block_limit;
+  return { blocks: row?.blocks, blockLimit: limit === null || limit === undefined ? undefined : { blocks: limit, answers: row!.block_limit_answers } };
 }
 
 /**
- * The block limit a provider does not state, as the last run of the job from the endpoint host met it (kept by
- * `saveLogsRange`), or undefined when it met none, or none still held at its end.
- *
- * @example await learnedBlockLimit(db, 1, 'nightly', 'rpc.ankr.com') // → 2500
- */
-export async function learnedBlockLimit(db: Kysely<Database>, chainId: number, job: string, endpointHost: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('logs_ranges')
-    .select('block_limit')
-    .where('chain_id', '=', String(chainId))
-    .where('job', '=', job)
-    .where('endpoint_host', '=', endpointHost)
-    .executeTakeFirst();
-  return row?.block_limit ?? undefined;
-}
-
-/**
- * Keeps the range a run learned for the job and endpoint host, in place of the one before, with the block limit it
- * met (a run that met none, or found it gone, keeps none). The host only (`mainnet.infura.io`, `127.0.0.1:8545`):
- * never the URL, whose path may hold a key.
+ * Keeps the range a run learned for the job and endpoint host, in place of the one before, with what became of a block
+ * limit: one that holds (kept, with its answers), `gone` (a call answered over it: none is kept), or undefined (the run
+ * knew of none, as a task started before another stored one: the one stored stays). The host only
+ * (`mainnet.infura.io`, `127.0.0.1:8545`): never the URL, whose path may hold a key.
  *
  * @example await saveLogsRange(db, { chainId: 1, job: 'nightly', endpointHost: 'mainnet.infura.io', blocks: 1500, runId: '42' });
  */
 export async function saveLogsRange(
   db: Kysely<Database>,
-  learned: { chainId: number; job: string; endpointHost: string; blocks: number; blockLimit?: number | undefined; runId?: string | undefined },
+  learned: { chainId: number; job: string; endpointHost: string; blocks: number; blockLimit?: KeptBlockLimit | 'gone' | undefined; runId?: string | undefined },
 ): Promise<void> {
-  for (const [what, n] of [
-    ['range', learned.blocks],
-    ['block limit', learned.blockLimit ?? 1],
+  const limit = typeof learned.blockLimit === 'object' ? learned.blockLimit : undefined;
+  for (const [what, n, least] of [
+    ['range', learned.blocks, 1],
+    ['block limit', limit?.blocks ?? 1, 1],
+    ["block limit's answers", limit?.answers ?? 0, 0],
   ] as const) {
-    if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647) throw new RangeError(`a learned eth_getLogs ${what} must be a positive integer of blocks, got ${n}`);
+    if (!Number.isSafeInteger(n) || n < least || n > 2_147_483_647) throw new RangeError(`a learned eth_getLogs ${what} must be an integer from ${least} to 2147483647, got ${n}`);
   }
-  const kept = { blocks: learned.blocks, block_limit: learned.blockLimit ?? null, run_id: learned.runId ?? null };
+  const kept = {
+    blocks: learned.blocks,
+    run_id: learned.runId ?? null,
+    ...(learned.blockLimit !== undefined && { block_limit: limit?.blocks ?? null, block_limit_answers: limit?.answers ?? 0 }),
+  };
   await db
     .insertInto('logs_ranges')
     .values({ chain_id: learned.chainId, job: learned.job, endpoint_host: learned.endpointHost, ...kept })

@@ -186,8 +186,13 @@ export interface LogsRangesTable {
   job: string;
   endpoint_host: string;
   blocks: number;
-  /** A block limit the provider does not state, as the run met it and it still held at its end (migration 0012). */
+  /**
+   * A block limit the provider does not state, as a run met it and it still held at its end: the least span refused as
+   * too wide, so above the true limit (migration 0012).
+   */
   block_limit: number | null;
+  /** Answers since `block_limit` was met or last asked again: it is asked again at 100, counted across runs. */
+  block_limit_answers: Generated<number>;
   run_id: BigintColumn | null;
   updated_at: Generated<Date>;
 }
