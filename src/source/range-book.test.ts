@@ -127,21 +127,38 @@ describe('createRangeBook', () => {
 
   it('starts under a block limit an earlier run kept, at the range that answered then, asks it again at 100 answers counted on from that run, and says when it is gone', () => {
     expect(createRangeBook({ learned: 700 }).blockLimit()).toBeUndefined();
-    // the job asks 2,000 blocks; the last run met a limit at 800 blocks, 95 answers ago, and answered over 700
-    const book = createRangeBook({ learned: 2000, blockLimit: { blocks: 800, answers: 95 }, answeredBefore: 700 });
+    // the job asks 2,000 blocks; the last run met a limit at 800 blocks, 96 answers ago, and answered over 700
+    const book = createRangeBook({ learned: 2000, blockLimit: { blocks: 800, answers: 96 }, answeredBefore: 700 });
     // every set, the first one too, starts at the span that answered, under it
     expect(book.of([A], 100_000)).toMatchObject({ range: 700, rangeCeiling: 800 });
     expect(book.peek([A, B], 100_000)).toMatchObject({ range: 700, rangeCeiling: 800 });
-    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 95 });
-    for (let i = 0; i < 5; i++) book.answered([A], 700, new Map([[A, 70]]));
+    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 96 });
+    let top = 100_000;
+    const answer = () => {
+      const state = afterAnswer(book.of([A], top), { fromBlock: top - 699, toBlock: top }, 70);
+      book.answered([A], 700, new Map([[A, 70]]));
+      book.set([A], top, state);
+      top -= 700;
+    };
+    for (let i = 0; i < 4; i++) answer();
     expect(book.blockLimit()).toEqual({ blocks: 800, answers: 100 });
     // the 100th answer since it was met: a look asks nothing, the next call asks the 800 blocks again
-    expect(book.peek([A], 96_500).range).toBe(700);
-    expect(book.of([A], 96_500)).toMatchObject({ range: 800, rangeCeiling: undefined });
+    expect(book.peek([A], top)).toMatchObject({ rangeCeiling: 800 });
+    expect(book.peek([A], top).range).toBeLessThan(800);
+    expect(book.of([A], top)).toMatchObject({ range: 800, rangeCeiling: undefined });
     // answered over it: it is gone, and the next run is told so
     book.answered([A], 800, new Map([[A, 80]]));
     expect(book.blockLimit()).toBe('gone');
-    expect(book.of([A], 95_700).rangeCeiling).toBeUndefined();
+    expect(book.of([A], top - 800).rangeCeiling).toBeUndefined();
+  });
+
+  it('does not ask a kept block limit again before a set knows its logs per block: a refusal then would read as too many logs', () => {
+    const book = createRangeBook({ learned: 700, blockLimit: { blocks: 800, answers: 150 }, answeredBefore: 700 });
+    const first = book.of([A], 100_000);
+    expect(first).toMatchObject({ range: 700, rangeCeiling: 800 });
+    book.answered([A], 700, new Map([[A, 70]]));
+    book.set([A], 100_000, afterAnswer(first, { fromBlock: 99_301, toBlock: 100_000 }, 70));
+    expect(book.of([A], 99_300)).toMatchObject({ range: 800, rangeCeiling: undefined });
   });
 
   it('remembers for the next run the least range learned by the sets with a quarter of the most answers, not a set met for a few calls', () => {

@@ -64,9 +64,11 @@ export function createRangeBook(
   /** Each set's state, where it was last called, and its answers in the run. */
   const sets = new Map<string, { state: LogsRangeState; top: number; answers: number }>();
   const perBlock = new Map<string, number>();
-  let last = startLogsRange({ learned: start.learned });
-  /** The most blocks a call of this run answered over (with a kept limit, a span that answered before, under it). */
-  let largest = start.blockLimit && start.answeredBefore !== undefined && start.answeredBefore < start.blockLimit.blocks ? start.answeredBefore : 0;
+  // with a kept limit, a range asked at it or above (a job's logsRange) starts at the span that answered before, under it
+  const before = start.blockLimit && start.answeredBefore !== undefined && start.answeredBefore < start.blockLimit.blocks ? start.answeredBefore : undefined;
+  let last = startLogsRange({ learned: before === undefined || start.learned === undefined ? start.learned : Math.min(start.learned, before) });
+  /** The most blocks a call of this run answered over. */
+  let largest = 0;
   /**
    * The run's block ceiling (`LogsRangeState.rangeCeiling`): the least span refused as over a block limit, and the
    * answers since it was met or last asked again.
@@ -93,8 +95,11 @@ export function createRangeBook(
       const state = stateOf(contracts, top);
       // after 100 answers under it, the first set it may hold down (a range of half of it or more: growth stops short
       // of a ceiling) asks the span refused again, in one call: refused, the limit holds 100 answers more; answered,
-      // the limit is gone (a provider's change, or a cap on logs after all)
-      if (rangeCeiling && rangeCeiling.answers >= LOGS_RANGE.forgetCeilingAfter && state.range * 2 >= rangeCeiling.blocks) {
+      // the limit is gone (a provider's change, or a cap on logs after all). Not before the set's logs per block are
+      // known (a run's first calls, with the answers counted on from the run before): a refusal then reads as too many
+      // logs, not as the limit
+      const densityKnown = state.recent.length > 0 || state.seededDensity !== undefined;
+      if (rangeCeiling && rangeCeiling.answers >= LOGS_RANGE.forgetCeilingAfter && state.range * 2 >= rangeCeiling.blocks && densityKnown) {
         rangeCeiling.answers = 0;
         return withRunBounds({ ...state, range: rangeCeiling.blocks }, { rangeCeiling: undefined, longestAnswered: largest });
       }
