@@ -277,9 +277,8 @@ async function probeLogs(deps: ProbeDeps, head: number | undefined): Promise<Log
         // a node this slow is not worth more whole deadlines: what answered is the finding; with nothing answered
         // yet, one block (unless that was just asked) tells whether the method answers at all
         out.stoppedAfterTimeouts = timeouts;
-        ask = !out.accepted && blocks > 1 && timeouts === PROBE_LIMITS.logsTimeouts ? anchored(1) : undefined;
-        if (ask && out.calls.length < PROBE_LIMITS.logsCalls) continue;
-        break;
+        ask = !out.accepted && blocks > 1 ? anchored(1) : undefined;
+        continue;
       }
       const suggested = refusal?.suggested;
       if (!out.accepted && suggested && suggested.fromBlock >= fromBlock && suggested.toBlock <= toBlock && suggested.toBlock - suggested.fromBlock + 1 < blocks) {

@@ -12,7 +12,7 @@ import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
 import { createFirstAnswerGate } from './first-answer.ts';
 import { afterAnswer, afterRefusal, type LogsRangeState, longestSpan } from './logs-range.ts';
-import { createRangeBook } from './range-book.ts';
+import { createRangeBook, type BlockLimit } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
 import { blockNumber, chainIdOnce, getTransferLogs } from './node-rpc.ts';
@@ -31,7 +31,7 @@ export type NodeSource = Source & {
   /** The `eth_getLogs` range to remember for this job and endpoint (`learnedRange`); undefined when no call answered. */
   learnedRange(): number | undefined;
   /** What became of a block limit the provider does not state, to remember with the range (`RangeBook.blockLimit`). */
-  learnedBlockLimit(): { blocks: number; answers: number } | 'gone' | undefined;
+  learnedBlockLimit(): BlockLimit | 'gone' | undefined;
   /** Whether the node answers `erigon_getHeaderByHash` (else headers come from `eth_getBlockByHash`), for `probe`. */
   supportsErigon(): Promise<boolean>;
 };
@@ -50,7 +50,7 @@ export interface NodeSourceDeps {
    * A block limit the provider does not state, kept by an earlier run, with its answers since it was met or last asked
    * again: every call stays under it from the first (asked again at 100 answers, counted on from these).
    */
-  blockLimit?: { blocks: number; answers: number };
+  blockLimit?: BlockLimit;
   /** The range that earlier run learned, which answered under the limit: where calls start when the range asked is not under it. */
   answeredBefore?: number;
   clock?: Clock;

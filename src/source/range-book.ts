@@ -35,7 +35,13 @@ export interface RangeBook {
    * since it was met or last asked again, when one holds (met in this run, or kept from the run before); `gone` when
    * the run had one and a call answered over it; undefined when the run knew of none.
    */
-  blockLimit(): { blocks: number; answers: number } | 'gone' | undefined;
+  blockLimit(): BlockLimit | 'gone' | undefined;
+}
+
+/** A block limit the provider does not state: the least span refused as too wide, and the answers since it was met or last asked again. */
+export interface BlockLimit {
+  blocks: number;
+  answers: number;
 }
 
 /** A set's range holds within this many of its ranges from where it was last called. */
@@ -56,7 +62,7 @@ export function createRangeBook(
   start: {
     learned?: number | undefined;
     /** A block limit an earlier run kept, and its answers since it was met or last asked again (asked again at 100, counted on). */
-    blockLimit?: { blocks: number; answers: number } | undefined;
+    blockLimit?: BlockLimit | undefined;
     /** The range that earlier run learned (it answered then, under the limit): with a limit, where calls start when the range asked is not under it. */
     answeredBefore?: number | undefined;
   } = {},
@@ -73,7 +79,7 @@ export function createRangeBook(
    * The run's block ceiling (`LogsRangeState.rangeCeiling`): the least span refused as over a block limit, and the
    * answers since it was met or last asked again.
    */
-  let rangeCeiling: { blocks: number; answers: number } | undefined = start.blockLimit && { ...start.blockLimit };
+  let rangeCeiling: BlockLimit | undefined = start.blockLimit && { ...start.blockLimit };
   /** Whether the run had a block ceiling at some time: without one now, it is gone. */
   let hadCeiling = rangeCeiling !== undefined;
   const keyOf = (contracts: readonly string[]) => [...contracts].sort().join();
