@@ -60,19 +60,52 @@ export function transferLog(t: TransferRecord): ChainLog {
 
 /**
  * A log as geth answers it in `eth_getLogs`, numbers as hex quantities, with `blockTimestamp` as newer
- * nodes add it and `removed: false` (the server only serves the canonical chain).
+ * nodes add it and `removed: false` (the server only serves the canonical chain). Its own fields are the
+ * answer's, in geth's key order, so it spreads and stringifies as the plain object would; it is frozen,
+ * and writes its own JSON text by hand (`jsonText`), the reference server's hot path when it answers
+ * `eth_getLogs`: about 3 µs a log in JSON.stringify.
  */
-export function rpcLog(log: ChainLog) {
-  return {
-    address: log.address,
-    topics: log.topics,
-    data: log.data,
-    blockNumber: toQuantity(log.blockNumber),
-    blockHash: log.blockHash,
-    blockTimestamp: toQuantity(log.blockTimestamp),
-    transactionHash: log.transactionHash,
-    transactionIndex: toQuantity(log.transactionIndex),
-    logIndex: toQuantity(log.logIndex),
-    removed: false,
-  };
+export class RpcLog {
+  readonly address: string;
+  readonly topics: readonly string[];
+  readonly data: string;
+  readonly blockNumber: string;
+  readonly blockHash: string;
+  readonly blockTimestamp: string;
+  readonly transactionHash: string;
+  readonly transactionIndex: string;
+  readonly logIndex: string;
+  readonly removed = false;
+
+  constructor(log: ChainLog) {
+    this.address = log.address;
+    this.topics = Object.freeze([...log.topics]);
+    this.data = log.data;
+    this.blockNumber = toQuantity(log.blockNumber);
+    this.blockHash = log.blockHash;
+    this.blockTimestamp = toQuantity(log.blockTimestamp);
+    this.transactionHash = log.transactionHash;
+    this.transactionIndex = toQuantity(log.transactionIndex);
+    this.logIndex = toQuantity(log.logIndex);
+    Object.freeze(this);
+  }
+
+  /**
+   * `JSON.stringify(this)`, written without its walk of the object: every field is hex text or a quantity,
+   * which needs no escaping (the chain store admits only such text: chain-store.ts).
+   */
+  jsonText(): string {
+    let topics = '';
+    for (let i = 0; i < this.topics.length; i++) topics += `${i ? ',' : ''}"${this.topics[i]}"`;
+    return (
+      `{"address":"${this.address}","topics":[${topics}],"data":"${this.data}","blockNumber":"${this.blockNumber}",` +
+      `"blockHash":"${this.blockHash}","blockTimestamp":"${this.blockTimestamp}","transactionHash":"${this.transactionHash}",` +
+      `"transactionIndex":"${this.transactionIndex}","logIndex":"${this.logIndex}","removed":false}`
+    );
+  }
+}
+
+/** The `eth_getLogs` answer of a log: see `RpcLog`. */
+export function rpcLog(log: ChainLog): RpcLog {
+  return new RpcLog(log);
 }

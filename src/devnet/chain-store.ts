@@ -133,10 +133,23 @@ export function createChainStore(initial: Dataset, foreign: readonly ForeignLog[
 }
 
 function assertJsonSafe(t: TransferRecord): void {
-  for (const key of ['fromAddress', 'toAddress', 'value', 'blockHash', 'blockTimestamp', 'transactionHash'] as const) {
+  for (const key of ['contractAddress', 'fromAddress', 'toAddress', 'value', 'blockHash', 'blockTimestamp', 'transactionHash'] as const) {
     if (!JSON_SAFE.test(t[key])) {
       throw new TypeError(`transfer ${t.transactionHash}/${t.logIndex}: field ${key} is not hex, decimal or ISO text`);
     }
+  }
+}
+
+/** A foreign log's text fields, as a transfer's: `RpcLog` writes them into JSON unescaped. */
+function assertJsonSafeLog(log: ForeignLog, blockHash: string): void {
+  for (const [field, text] of [
+    ['address', log.address],
+    ['data', log.data],
+    ['transactionHash', log.transactionHash],
+    ['blockHash', blockHash],
+    ...log.topics.map((t, i) => [`topics[${i}]`, t]),
+  ]) {
+    if (!JSON_SAFE.test(text!)) throw new TypeError(`foreign log ${log.transactionHash} of block ${log.blockNumber}: field ${field} is not hex text`);
   }
 }
 
@@ -182,6 +195,7 @@ function placeForeignLogs(foreign: readonly ForeignLog[], ordered: readonly Tran
     h.logIndex++;
     h.transactionIndex++;
     highest.set(log.blockNumber, h);
+    assertJsonSafeLog(log, header.hash);
     placed.push({
       address: log.address,
       topics: log.topics,

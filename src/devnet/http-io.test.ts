@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { TransferRecord } from '../dataset/types.ts';
+import { rpcLog, transferLog } from './chain-log.ts';
 import { createSendBuffers, jsonBytes } from './http-io.ts';
 
 describe('send buffers', () => {
@@ -31,6 +33,7 @@ describe('send buffers', () => {
     const buffers = createSendBuffers();
     const log = (i: number) => ({ address: '0xa0b8', blockNumber: `0x${i.toString(16)}`, topics: ['0xddf2', null], data: i % 7 ? '0x01' : 'Éther ✓ 🦄' });
     const logs = Array.from({ length: 1_000 }, (_, i) => log(i));
+    const rpcLogs = Array.from({ length: 200 }, (_, i) => rpcLog({ ...transferLog(ROW), logIndex: i, blockNumber: 17_000_000 + i }));
     const values: unknown[] = [
       { jsonrpc: '2.0', id: 7, result: logs },
       { result: logs, id: 'a "quoted" id', jsonrpc: '2.0' },
@@ -55,6 +58,10 @@ describe('send buffers', () => {
       { id: 5, result: Array.from({ length: 100 }, (_, i) => i), toJSON: () => ({ replaced: true }) },
       { id: 6, result: Array.from({ length: 100 }, () => ({ toJSON: (key: string) => key })) },
       Array.from({ length: 100 }, (_, i) => ({ id: i, result: i, toJSON: (key: string) => key })),
+      // logs that write their own text, alone, in a batch, and mixed with plain ones
+      { jsonrpc: '2.0', id: 8, result: rpcLogs },
+      Array.from({ length: 3 }, (_, i) => ({ jsonrpc: '2.0', id: i, result: rpcLogs })),
+      { jsonrpc: '2.0', id: 9, result: [...rpcLogs.slice(0, 100), log(1), ...rpcLogs.slice(100)] },
     ];
     for (const value of values) {
       const bytes = jsonBytes(value, buffers);
@@ -62,4 +69,27 @@ describe('send buffers', () => {
       buffers.give(bytes);
     }
   });
+
+  it('writes an element by its own jsonText when every element of its group has one', () => {
+    const buffers = createSendBuffers();
+    const own = { jsonText: () => '"own"', field: 1 };
+    const text = jsonBytes({ id: 1, result: Array.from({ length: 100 }, () => own) }, buffers).toString();
+    expect(text).toBe(`{"id":1,"result":[${Array(100).fill('"own"').join(',')}]}`);
+    // a group with one element that has none is written by JSON.stringify, which leaves the function out
+    const mixed = { id: 1, result: [1, ...Array.from({ length: 63 }, () => own)] };
+    expect(jsonBytes(mixed, buffers).toString()).toBe(JSON.stringify(mixed));
+  });
 });
+
+const ROW: TransferRecord = {
+  contractAddress: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+  fromAddress: '0x28c6c06298d514db089934071355e5743bf21d60',
+  toAddress: '0x0000000000000000000000000000000000000000',
+  value: '1000000',
+  blockHash: `0x${'ab'.repeat(32)}`,
+  blockNumber: 17_000_000,
+  blockTimestamp: '2023-04-08T21:26:11.000Z',
+  transactionHash: `0x${'cd'.repeat(32)}`,
+  transactionIndex: 3,
+  logIndex: 12,
+};

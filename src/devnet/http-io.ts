@@ -119,10 +119,30 @@ function writeArray(items: readonly unknown[], out: BodyWriter, batch: boolean):
       }
     } else {
       if (from > 0) out.write(',');
-      out.write(JSON.stringify(group).slice(1, -1));
+      out.write(groupText(group));
     }
   }
   out.write(']');
+}
+
+/**
+ * An element that writes its own JSON text: `jsonText()` is `JSON.stringify` of it, made faster (an `eth_getLogs`
+ * answer's logs: chain-log.ts).
+ */
+interface OwnJsonText {
+  jsonText(): string;
+}
+
+function hasOwnJsonText(value: unknown): value is OwnJsonText {
+  return value !== null && typeof value === 'object' && typeof (value as Partial<OwnJsonText>).jsonText === 'function';
+}
+
+/** The elements' JSON text, comma-separated, without the array's brackets. */
+function groupText(group: readonly unknown[]): string {
+  if (!group.every(hasOwnJsonText)) return JSON.stringify(group).slice(1, -1);
+  let text = '';
+  for (let i = 0; i < group.length; i++) text += `${i ? ',' : ''}${group[i]!.jsonText()}`;
+  return text;
 }
 
 /**
@@ -132,7 +152,7 @@ function writeArray(items: readonly unknown[], out: BodyWriter, batch: boolean):
 function sizeHint(value: unknown): number {
   const result = largeResult(value);
   if (!result) return 64 * 1024;
-  const first = JSON.stringify(result.slice(0, GROUP)).length;
+  const first = groupText(result.slice(0, GROUP)).length + 2;
   return Math.ceil((first * result.length * 1.1) / GROUP) + 64 * 1024;
 }
 

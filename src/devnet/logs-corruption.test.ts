@@ -15,7 +15,7 @@ const isTransfer = (l: { topics: readonly unknown[]; data: unknown }) => l.topic
 /** An emitter of logs of other shapes (ERC-721, …) in the blocks asked: the answer holds both kinds of log. */
 const foreign = chain.logs(1020, 1059).find((l) => !isTransfer(l))!.address;
 const call: LogsCall = { from: 1020, to: 1059, addresses: new Set([contract, foreign]), topics: [new Set([TRANSFER_TOPIC])] };
-const answer = (c: LogsCall = call): LogJson[] => chain.logs(c.from, c.to, c.addresses).map(rpcLog);
+const answer = (c: LogsCall = call): LogJson[] => chain.logs(c.from, c.to, c.addresses).map((l) => ({ ...rpcLog(l) }));
 const n = (quantity: unknown) => Number(BigInt(quantity as string));
 const position = (l: LogJson) => [n(l.blockNumber), n(l.logIndex)] as const;
 const inChainOrder = (logs: readonly LogJson[]) =>

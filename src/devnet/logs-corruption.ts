@@ -116,7 +116,7 @@ export function corruptLogs(kind: LogsCorruption, input: readonly LogJson[], cal
       const others = chain.logs(call.from, call.to).filter((l) => !asked.has(l.address) && topicsMatch(call.topics, l.topics));
       const nearest = others.sort((a, b) => Math.abs(a.blockNumber - block) - Math.abs(b.blockNumber - block))[0];
       if (!nearest) return undefined;
-      const index = placeInOrder(logs, rpcLog(nearest));
+      const index = placeInOrder(logs, { ...rpcLog(nearest) });
       return { logs, block: nearest.blockNumber, log: nearest.logIndex, field: `result[${index}].address` };
     }
     case 'logs-bloom': {
