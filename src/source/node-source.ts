@@ -321,6 +321,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const contractsOf = () => members.map((m) => m.contract);
     let range = ranges.of(contractsOf(), top);
     let from = spanStart(members, top, range);
+    ranges.asked(contractsOf(), top, top - from + 1);
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
       settle = { resolve, reject };
@@ -392,6 +393,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
           members = [me];
           range = ranges.of(contractsOf(), top);
           from = top;
+          ranges.asked(contractsOf(), top, 1);
           continue;
         }
         // the span the controller chose, at the top of what is left: pages go newest first

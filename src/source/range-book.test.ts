@@ -152,6 +152,32 @@ describe('createRangeBook', () => {
     expect(book.of([A], top - 800).rangeCeiling).toBeUndefined();
   });
 
+  it('leaves asking a block limit again to the next call when the call that was to ask it is cut short under it', () => {
+    const book = createRangeBook({ learned: 700, blockLimit: { blocks: 800, answers: 150 }, answeredBefore: 700 });
+    const first = book.of([A], 100_000);
+    book.asked([A], 100_000, 700);
+    book.answered([A], 700, new Map([[A, 70]]));
+    book.set([A], 100_000, afterAnswer(first, { fromBlock: 99_301, toBlock: 100_000 }, 70));
+    // due: this call is to ask 800 blocks, but only 300 are left of its chunk
+    expect(book.of([A], 99_300)).toMatchObject({ range: 800, rangeCeiling: undefined });
+    book.asked([A], 99_300, 300);
+    book.answered([A], 300, new Map([[A, 30]]));
+    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 101 });
+    // the next call asks it, over the whole span; asked, the count starts again
+    expect(book.of([A], 120_000)).toMatchObject({ range: 800, rangeCeiling: undefined });
+    book.asked([A], 120_000, 800);
+    expect(book.blockLimit()).toEqual({ blocks: 800, answers: 0 });
+    expect(book.of([A], 120_000)).toMatchObject({ rangeCeiling: 800 });
+    // another set's call cut short does not give back this one's asking
+    const other = createRangeBook({ learned: 700, blockLimit: { blocks: 800, answers: 150 }, answeredBefore: 700 });
+    other.answered([A], 700, new Map([[A, 70]]));
+    other.set([A], 100_000, afterAnswer(other.of([A], 100_000), { fromBlock: 99_301, toBlock: 100_000 }, 70));
+    expect(other.of([A], 99_300).range).toBe(800);
+    other.asked([B], 99_300, 300);
+    other.asked([A], 99_300, 800);
+    expect(other.blockLimit()).toEqual({ blocks: 800, answers: 0 });
+  });
+
   it('does not ask a kept block limit again before a set knows its logs per block: a refusal then would read as too many logs', () => {
     const book = createRangeBook({ learned: 700, blockLimit: { blocks: 800, answers: 150 }, answeredBefore: 700 });
     const first = book.of([A], 100_000);

@@ -8,7 +8,8 @@ import { LOGS_RANGE, learnedRange, seedRange, startLogsRange, withRunBounds, typ
  * misjudge them), with the provider's caps the source knows; so does a set called again far from where it was
  * last (logs per block change along the chain: its old range would misjudge them). A block limit the provider
  * does not state, once a set met it (`rangeCeiling`), holds for every set; every 100 answers one call asks the span
- * refused again, and the limit goes once a call answers over it. Pure bookkeeping.
+ * refused again (a call cut short under it leaves that to the next), and the limit goes once a call answers over it.
+ * Pure bookkeeping.
  */
 export interface RangeBook {
   /**
@@ -16,6 +17,12 @@ export interface RangeBook {
    * asked again, this is the call that asks it (see `peek` for a look that asks nothing).
    */
   of(contracts: readonly string[], top: number): LogsRangeState;
+  /**
+   * The call `of` just sized for `contracts` at `top` asks `blocks` blocks: fewer than its range when a chunk's end or
+   * another call's span cuts it short. A call that was to ask the block ceiling again and is cut short under it does not
+   * ask it: the next call does.
+   */
+  asked(contracts: readonly string[], top: number, blocks: number): void;
   /** The state `of` gives such a call, but never the ceiling's asking again: for planning around a call (how far behind others are). */
   peek(contracts: readonly string[], top: number): LogsRangeState;
   /** The state after a call naming `contracts` at block `top`. */
@@ -83,6 +90,8 @@ export function createRangeBook(
   /** Whether the run had a block ceiling at some time: without one now, it is gone. */
   let hadCeiling = rangeCeiling !== undefined;
   const keyOf = (contracts: readonly string[]) => [...contracts].sort().join();
+  /** The call `of` chose to ask the block ceiling again, until it says how many blocks it asks (`asked`). */
+  let asking: { key: string; top: number } | undefined;
 
   const stateOf = (contracts: readonly string[], top: number): LogsRangeState => {
     const known = sets.get(keyOf(contracts));
@@ -107,9 +116,17 @@ export function createRangeBook(
       const densityKnown = state.recent.length > 0 || state.seededDensity !== undefined;
       if (rangeCeiling && rangeCeiling.answers >= LOGS_RANGE.forgetCeilingAfter && state.range * 2 >= rangeCeiling.blocks && densityKnown) {
         rangeCeiling.answers = 0;
+        asking = { key: keyOf(contracts), top };
         return withRunBounds({ ...state, range: rangeCeiling.blocks }, { rangeCeiling: undefined, longestAnswered: largest });
       }
       return withRunBounds(state, { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
+    },
+    asked(contracts, top, blocks) {
+      const call = asking;
+      if (!call || call.key !== keyOf(contracts) || call.top !== top) return;
+      asking = undefined;
+      // cut short under the ceiling, it tells nothing of it: due again, for the next call
+      if (rangeCeiling && blocks < rangeCeiling.blocks) rangeCeiling.answers = Math.max(rangeCeiling.answers, LOGS_RANGE.forgetCeilingAfter);
     },
     peek(contracts, top) {
       return withRunBounds(stateOf(contracts, top), { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
