@@ -149,7 +149,7 @@ function assertJsonSafeLog(log: ForeignLog, blockHash: string): void {
     ['blockHash', blockHash],
     ...log.topics.map((t, i) => [`topics[${i}]`, t]),
   ]) {
-    if (!JSON_SAFE.test(text!)) throw new TypeError(`foreign log ${log.transactionHash} of block ${log.blockNumber}: field ${field} is not hex text`);
+    if (typeof text !== 'string' || !JSON_SAFE.test(text)) throw new TypeError(`foreign log ${log.transactionHash} of block ${log.blockNumber}: field ${field} is not hex text`);
   }
 }
 

@@ -75,9 +75,11 @@ describe('send buffers', () => {
     const own = { jsonText: () => '"own"', field: 1 };
     const text = jsonBytes({ id: 1, result: Array.from({ length: 100 }, () => own) }, buffers).toString();
     expect(text).toBe(`{"id":1,"result":[${Array(100).fill('"own"').join(',')}]}`);
-    // a group with one element that has none is written by JSON.stringify, which leaves the function out
-    const mixed = { id: 1, result: [1, ...Array.from({ length: 63 }, () => own)] };
-    expect(jsonBytes(mixed, buffers).toString()).toBe(JSON.stringify(mixed));
+    // a group (64 elements) with one element that has none is written by JSON.stringify, which leaves the function
+    // out; the next group, all of whose elements have one, by theirs
+    const first = [1, ...Array.from({ length: 63 }, () => own)];
+    const mixed = { id: 1, result: [...first, ...Array.from({ length: 36 }, () => own)] };
+    expect(jsonBytes(mixed, buffers).toString()).toBe(`{"id":1,"result":[${JSON.stringify(first).slice(1, -1)},${Array(36).fill('"own"').join(',')}]}`);
   });
 });
 

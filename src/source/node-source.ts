@@ -321,7 +321,11 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const contractsOf = () => members.map((m) => m.contract);
     let range = ranges.of(contractsOf(), top);
     let from = spanStart(members, top, range);
-    ranges.asked(contractsOf(), top, top - from + 1);
+    // a call that was to ask the block limit again, cut short under it, leaves that to the next and is sized as any other
+    if (ranges.asked(contractsOf(), top, top - from + 1)) {
+      range = ranges.peek(contractsOf(), top);
+      from = spanStart(members, top, range);
+    }
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
       settle = { resolve, reject };
@@ -393,7 +397,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
           members = [me];
           range = ranges.of(contractsOf(), top);
           from = top;
-          ranges.asked(contractsOf(), top, 1);
+          if (ranges.asked(contractsOf(), top, 1)) range = ranges.peek(contractsOf(), top);
           continue;
         }
         // the span the controller chose, at the top of what is left: pages go newest first

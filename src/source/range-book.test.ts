@@ -160,12 +160,17 @@ describe('createRangeBook', () => {
     book.set([A], 100_000, afterAnswer(first, { fromBlock: 99_301, toBlock: 100_000 }, 70));
     // due: this call is to ask 800 blocks, but only 300 are left of its chunk
     expect(book.of([A], 99_300)).toMatchObject({ range: 800, rangeCeiling: undefined });
-    book.asked([A], 99_300, 300);
+    // not this call's (another top): nothing given back
+    expect(book.asked([A], 99_000, 300)).toBe(false);
+    expect(book.asked([A], 99_300, 300)).toBe(true);
+    // the call is sized as any other, under the limit
+    expect(book.peek([A], 99_300)).toMatchObject({ rangeCeiling: 800 });
+    expect(book.peek([A], 99_300).range).toBeLessThan(800);
     book.answered([A], 300, new Map([[A, 30]]));
     expect(book.blockLimit()).toEqual({ blocks: 800, answers: 101 });
     // the next call asks it, over the whole span; asked, the count starts again
     expect(book.of([A], 120_000)).toMatchObject({ range: 800, rangeCeiling: undefined });
-    book.asked([A], 120_000, 800);
+    expect(book.asked([A], 120_000, 800)).toBe(false);
     expect(book.blockLimit()).toEqual({ blocks: 800, answers: 0 });
     expect(book.of([A], 120_000)).toMatchObject({ rangeCeiling: 800 });
     // another set's call cut short does not give back this one's asking
@@ -173,8 +178,8 @@ describe('createRangeBook', () => {
     other.answered([A], 700, new Map([[A, 70]]));
     other.set([A], 100_000, afterAnswer(other.of([A], 100_000), { fromBlock: 99_301, toBlock: 100_000 }, 70));
     expect(other.of([A], 99_300).range).toBe(800);
-    other.asked([B], 99_300, 300);
-    other.asked([A], 99_300, 800);
+    expect(other.asked([B], 99_300, 300)).toBe(false);
+    expect(other.asked([A], 99_300, 800)).toBe(false);
     expect(other.blockLimit()).toEqual({ blocks: 800, answers: 0 });
   });
 

@@ -20,9 +20,9 @@ export interface RangeBook {
   /**
    * The call `of` just sized for `contracts` at `top` asks `blocks` blocks: fewer than its range when a chunk's end or
    * another call's span cuts it short. A call that was to ask the block ceiling again and is cut short under it does not
-   * ask it: the next call does.
+   * ask it: the next call does, and this one is sized as any other (`peek`). `true` when it gave the asking back.
    */
-  asked(contracts: readonly string[], top: number, blocks: number): void;
+  asked(contracts: readonly string[], top: number, blocks: number): boolean;
   /** The state `of` gives such a call, but never the ceiling's asking again: for planning around a call (how far behind others are). */
   peek(contracts: readonly string[], top: number): LogsRangeState;
   /** The state after a call naming `contracts` at block `top`. */
@@ -123,10 +123,12 @@ export function createRangeBook(
     },
     asked(contracts, top, blocks) {
       const call = asking;
-      if (!call || call.key !== keyOf(contracts) || call.top !== top) return;
+      if (!call || call.key !== keyOf(contracts) || call.top !== top) return false;
       asking = undefined;
       // cut short under the ceiling, it tells nothing of it: due again, for the next call
-      if (rangeCeiling && blocks < rangeCeiling.blocks) rangeCeiling.answers = Math.max(rangeCeiling.answers, LOGS_RANGE.forgetCeilingAfter);
+      if (!rangeCeiling || blocks >= rangeCeiling.blocks) return false;
+      rangeCeiling.answers = Math.max(rangeCeiling.answers, LOGS_RANGE.forgetCeilingAfter);
+      return true;
     },
     peek(contracts, top) {
       return withRunBounds(stateOf(contracts, top), { rangeCeiling: rangeCeiling?.blocks, longestAnswered: largest });
