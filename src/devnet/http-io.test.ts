@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TransferRecord } from '../dataset/types.ts';
-import { rpcLog, transferLog } from './chain-log.ts';
+import { createChainStore } from './chain-store.ts';
+import { rpcLog } from './chain-log.ts';
+import { syntheticForeignLogs } from './foreign-logs.ts';
 import { createSendBuffers, jsonBytes } from './http-io.ts';
+import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from './synthetic.ts';
 
 describe('send buffers', () => {
   it('writes a JSON value as the UTF-8 of its text, non-ASCII included, in memory used again once given back', () => {
@@ -33,7 +35,10 @@ describe('send buffers', () => {
     const buffers = createSendBuffers();
     const log = (i: number) => ({ address: '0xa0b8', blockNumber: `0x${i.toString(16)}`, topics: ['0xddf2', null], data: i % 7 ? '0x01' : 'Éther ✓ 🦄' });
     const logs = Array.from({ length: 1_000 }, (_, i) => log(i));
-    const rpcLogs = Array.from({ length: 200 }, (_, i) => rpcLog({ ...transferLog(ROW), logIndex: i, blockNumber: 17_000_000 + i }));
+    // a synthetic chain's logs as the server answers them, foreign shapes among them
+    const chainOptions = { ...SYNTHETIC_DEFAULTS, blocks: 40, tokens: 2, transfers: 400 };
+    const chain = createChainStore(generateSyntheticDataset(chainOptions), syntheticForeignLogs(chainOptions));
+    const rpcLogs = chain.logs(SYNTHETIC_DEFAULTS.startBlock, SYNTHETIC_DEFAULTS.startBlock + 39).map(rpcLog);
     const values: unknown[] = [
       { jsonrpc: '2.0', id: 7, result: logs },
       { result: logs, id: 'a "quoted" id', jsonrpc: '2.0' },
@@ -82,16 +87,3 @@ describe('send buffers', () => {
     expect(jsonBytes(mixed, buffers).toString()).toBe(`{"id":1,"result":[${JSON.stringify(first).slice(1, -1)},${Array(36).fill('"own"').join(',')}]}`);
   });
 });
-
-const ROW: TransferRecord = {
-  contractAddress: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
-  fromAddress: '0x28c6c06298d514db089934071355e5743bf21d60',
-  toAddress: '0x0000000000000000000000000000000000000000',
-  value: '1000000',
-  blockHash: `0x${'ab'.repeat(32)}`,
-  blockNumber: 17_000_000,
-  blockTimestamp: '2023-04-08T21:26:11.000Z',
-  transactionHash: `0x${'cd'.repeat(32)}`,
-  transactionIndex: 3,
-  logIndex: 12,
-};
