@@ -18,7 +18,7 @@ describe('the chain store', () => {
     expect(() => createChainStore(bad)).toThrow(/field contractAddress is not hex, decimal or ISO text/);
     const [log, ...others] = foreign;
     const badLog = { ...log!, topics: [log!.topics[0]!, 'a\\b'] };
-    expect(() => createChainStore(dataset, [badLog, ...others])).toThrow(/field topics\[1\] is not hex text/);
-    expect(() => createChainStore(dataset, [{ ...log!, data: undefined as unknown as string }, ...others])).toThrow(/field data is not hex text/);
+    expect(() => createChainStore(dataset, [badLog, ...others])).toThrow(/field topics\[1\] is not hex, decimal or ISO text/);
+    expect(() => createChainStore(dataset, [{ ...log!, data: undefined as unknown as string }, ...others])).toThrow(/field data is not hex, decimal or ISO text/);
   });
 });

@@ -133,24 +133,30 @@ export function createChainStore(initial: Dataset, foreign: readonly ForeignLog[
 }
 
 function assertJsonSafe(t: TransferRecord): void {
+  // a million transfers at start: their description is made only for a field that fails
   for (const key of ['contractAddress', 'fromAddress', 'toAddress', 'value', 'blockHash', 'blockTimestamp', 'transactionHash'] as const) {
-    if (!JSON_SAFE.test(t[key])) {
-      throw new TypeError(`transfer ${t.transactionHash}/${t.logIndex}: field ${key} is not hex, decimal or ISO text`);
-    }
+    if (!isJsonSafe(t[key])) throw notJsonSafe(`transfer ${t.transactionHash}/${t.logIndex}`, key);
   }
 }
 
 /** A foreign log's text fields, as a transfer's: `RpcLog` writes them into JSON unescaped. */
 function assertJsonSafeLog(log: ForeignLog, blockHash: string): void {
-  for (const [field, text] of [
+  const fields: [string, unknown][] = [
     ['address', log.address],
     ['data', log.data],
     ['transactionHash', log.transactionHash],
     ['blockHash', blockHash],
-    ...log.topics.map((t, i) => [`topics[${i}]`, t]),
-  ]) {
-    if (typeof text !== 'string' || !JSON_SAFE.test(text)) throw new TypeError(`foreign log ${log.transactionHash} of block ${log.blockNumber}: field ${field} is not hex text`);
-  }
+    ...log.topics.map((t, i): [string, unknown] => [`topics[${i}]`, t]),
+  ];
+  for (const [field, text] of fields) if (!isJsonSafe(text)) throw notJsonSafe(`foreign log ${log.transactionHash} of block ${log.blockNumber}`, field);
+}
+
+function isJsonSafe(text: unknown): boolean {
+  return typeof text === 'string' && JSON_SAFE.test(text);
+}
+
+function notJsonSafe(what: string, field: string): TypeError {
+  return new TypeError(`${what}: field ${field} is not hex, decimal or ISO text`);
 }
 
 function newestFirst(a: TransferRecord, b: TransferRecord): number {
