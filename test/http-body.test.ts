@@ -26,10 +26,10 @@ async function chunkedServer(pieces: readonly Buffer[]): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/key`;
 }
 
-function client(base: string, connections = 1) {
+function client(base: string, connections = 1, maxResponseBytes = 1 << 20) {
   const http = createHttpClient({
     endpoint: parseApiUrl(base),
-    config: { timeoutMs: 5000, connections, maxResponseBytes: 1 << 20, retries: 0 },
+    config: { timeoutMs: 5000, connections, maxResponseBytes, retries: 0 },
     logger: pino({ level: 'silent' }),
     clock: systemClock,
     counters: createSourceCounters(),
@@ -70,6 +70,44 @@ describe('HTTP bodies read chunk by chunk', () => {
     const body = Buffer.from(JSON.stringify(values));
     const pieces = [body.subarray(0, 1000), body.subarray(1000, 70_001), body.subarray(70_001)];
     expect(await client(await chunkedServer(pieces)).getJson('/x')).toEqual(values);
+  });
+});
+
+describe("a JSON-RPC answer's result read as it comes", () => {
+  const logs = Array.from({ length: 3000 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${i.toString(16).padStart(64, '0')}` }));
+  const text = JSON.stringify({ jsonrpc: '2.0', id: 1, result: logs });
+  const call = { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [] };
+  const pieces = (body: string) => {
+    const bytes = Buffer.from(body);
+    return [bytes.subarray(0, 300), bytes.subarray(300, 100_000), bytes.subarray(100_000)];
+  };
+
+  it('reads the elements that came before the body breaks off, then fails it as a body that is not JSON, naming where', async () => {
+    const bad = text.replace('"logIndex":"0x7d0"', '"logIndex":0x7d0');
+    const http = client(await chunkedServer(pieces(bad)));
+    const read: number[] = [];
+    const answer = http.postJson(call, undefined, { resultElement: (_log, i) => read.push(i) });
+    await expect(answer).rejects.toThrow(
+      /HTTP 200 with a body that is not JSON \(.*in the result's elements from byte \d+\), starting "\{\\"jsonrpc\\":\\"2\.0\\",\\"id\\":1,\\"result\\":\[/,
+    );
+    await expect(answer).rejects.toMatchObject({ name: 'RetriesExhaustedError', lastError: { name: 'UnparsableBodyError', retryable: true } });
+    // the group with the bad element is never given to the reader
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.length).toBeLessThan(2000);
+    expect(http.counters.errors).toEqual({ 'bad-body': 1 });
+  });
+
+  it('stops reading an answer with no declared length as soon as it passes the size limit', async () => {
+    const http = client(await chunkedServer(pieces(text)), 1, 150_000);
+    const read: number[] = [];
+    await expect(http.postJson(call, undefined, { resultElement: (_log, i) => read.push(i) })).rejects.toMatchObject({ name: 'ResponseTooLargeError' });
+    expect(http.counters.errors).toEqual({ 'too-large': 1 });
+  });
+
+  it('answers a JSON-RPC error whole, as any other body', async () => {
+    const error = { jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'query returned more than 10000 results', data: 'x'.repeat(500) } };
+    const http = client(await chunkedServer(pieces(JSON.stringify(error))));
+    expect(await http.postJson(call, undefined, { resultElement: () => 1 })).toEqual(error);
   });
 });
 

@@ -26,6 +26,10 @@ import { createRateLimiter } from './rate-limiter.ts';
 import { withRetry } from '../common/retry.ts';
 import { collectBody, createBodyBuffers, declaredLength } from './body-bytes.ts';
 import { parseJsonBody, type ElementReader } from './json-body.ts';
+import { createResultStream, StreamedJsonError, type StreamEnd } from './result-stream.ts';
+
+/** A response body: its bytes as they come, and a way to stop reading it. */
+type BodyStream = AsyncIterable<Buffer> & { destroy(err?: Error): unknown };
 
 export interface HttpClientConfig {
   /** The longest one attempt may take, headers and body. */
@@ -70,8 +74,9 @@ export interface CallOptions {
    */
   timeoutMs?: number;
   /**
-   * Reads each element of the answer's `result` array as the body is parsed (`parseJsonBody`): an `eth_getLogs`
-   * answer's logs become rows group by group instead of all being parsed first. See `ElementReader` for a reader that throws.
+   * Reads each element of the answer's `result` array as the body comes (`createResultStream`; a body that is not a
+   * plain JSON-RPC answer, as it is parsed whole by `parseJsonBody`): an `eth_getLogs` answer's logs become rows group
+   * by group while the rest is on its way, instead of all being parsed first. See `ElementReader` for a reader that throws.
    */
   resultElement?: ElementReader;
 }
@@ -117,7 +122,9 @@ const TRANSPORT_CODES: Record<string, TransportFailure> = {
 
 /**
  * Free body buffers a client keeps between answers (`body-bytes.ts`): four of a node's largest answers (about 7 MB
- * each, in buffers of 8 MB), as many as a run's chunks read at once.
+ * each, in buffers of 8 MB), as many as a run's chunks read at once. An `eth_getLogs` answer is read as it comes
+ * (`result-stream.ts`) and takes none; they serve the large bodies read whole (an answer whose head is not a plain
+ * JSON-RPC answer's).
  */
 const BODY_BYTES_KEPT = 32 * 1024 * 1024;
 
@@ -179,7 +186,12 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
         signal: controller.signal,
         ...(options.timeoutMs !== undefined && { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
-      const answer = await readCapped(res.body, res.headers['content-length'], target);
+      // an answer whose elements the call reads is read as it comes; any other body, and one that turns out not to be
+      // a JSON-RPC answer, whole
+      const streamed =
+        options.resultElement && res.statusCode >= 200 && res.statusCode < 300 ? await readStreamed(res.body, res.headers, target, options.resultElement) : undefined;
+      if (streamed && 'value' in streamed) return redactAnswerErrors(streamed.value, endpoint);
+      const answer = streamed?.pieces ?? (await readCapped(res.body, res.headers['content-length'], target));
       try {
         return interpret(target, res.statusCode, res.headers, answer, options.resultElement);
       } finally {
@@ -200,23 +212,47 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     }
   }
 
+  /** The answer is larger than `maxResponseBytes`: reading stops. */
+  function tooLarge(stream: BodyStream, target: RequestTarget): ResponseTooLargeError {
+    stream.destroy();
+    countError(counters, 'too-large');
+    return new ResponseTooLargeError(target, config.maxResponseBytes);
+  }
+
   /** Reads the body's bytes, stopping (and destroying the stream) past `maxResponseBytes`. */
-  async function readCapped(
-    stream: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
-    contentLength: string | string[] | undefined,
-    target: RequestTarget,
-  ): Promise<Buffer[]> {
+  async function readCapped(stream: BodyStream, contentLength: string | string[] | undefined, target: RequestTarget): Promise<Buffer[]> {
     const limit = config.maxResponseBytes;
-    const tooLarge = () => {
-      stream.destroy();
-      countError(counters, 'too-large');
-      return new ResponseTooLargeError(target, limit);
-    };
     const declared = declaredLength(contentLength);
-    if (declared !== undefined && declared > limit) throw tooLarge();
+    if (declared !== undefined && declared > limit) throw tooLarge(stream, target);
     const body = await collectBody(stream, declared, limit, bodies);
-    if (!body) throw tooLarge();
+    if (!body) throw tooLarge(stream, target);
     return body;
+  }
+
+  /**
+   * Reads a 2xx body as it comes (`createResultStream`), each element of its `result` given to `read` while the rest is
+   * on its way, stopping past `maxResponseBytes`: the answer parsed, or the bytes of a body that is not a JSON-RPC answer.
+   */
+  async function readStreamed(stream: BodyStream, headers: Record<string, string | string[] | undefined>, target: RequestTarget, read: ElementReader): Promise<StreamEnd> {
+    const limit = config.maxResponseBytes;
+    const declared = declaredLength(headers['content-length']);
+    if (declared !== undefined && declared > limit) throw tooLarge(stream, target);
+    const reader = createResultStream(read);
+    let size = 0;
+    try {
+      for await (const chunk of stream) {
+        size += chunk.length;
+        if (size > limit) throw tooLarge(stream, target);
+        budget.timeSync('parse', () => reader.push(chunk));
+      }
+      return budget.timeSync('parse', () => reader.end());
+    } catch (err) {
+      if (!(err instanceof StreamedJsonError)) throw err;
+      stream.destroy();
+      countError(counters, 'bad-body');
+      const type = headers['content-type'];
+      throw new UnparsableBodyError(target, err.message, reader.start(), Array.isArray(type) ? type[0] : type);
+    }
   }
 
   function interpret(target: RequestTarget, status: number, headers: Record<string, string | string[] | undefined>, body: Buffer[], readResult?: ElementReader): unknown {

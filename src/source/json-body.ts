@@ -18,8 +18,9 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
 /**
- * What each element of a JSON-RPC answer's `result` array becomes as it is parsed (`parseJsonBody`). It should not
- * throw: `parseJsonBody` then throws too, and the HTTP client parses the body again without it (the answer unread).
+ * What each element of a JSON-RPC answer's `result` array becomes as it is parsed (`parseJsonBody`, or as the body
+ * comes: `createResultStream`). It should not throw: `parseJsonBody` then throws too, and the HTTP client parses the
+ * body again without it (the answer unread); read as the body comes, the call fails with what it threw.
  */
 export type ElementReader = (value: unknown, index: number) => unknown;
 
