@@ -46,7 +46,8 @@ export const NO_BUDGET: TimeBudget = {
 };
 
 /**
- * A budget that keeps every interval from now on (a few per page: a run's, not a worker's whole life).
+ * A budget that keeps every interval from now on (a few per page, and one per chunk of a node's answer read as it
+ * comes; a run's, not a worker's whole life).
  *
  * @example const budget = createTimeBudget(); await budget.time('api', () => source.fetchPage(q)); budget.report().seconds.api // → 0.12
  */

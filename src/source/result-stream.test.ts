@@ -66,6 +66,12 @@ describe('createResultStream', () => {
     }
   });
 
+  it('reads the last of two results, as JSON.parse takes the last value of a key given twice', () => {
+    const body = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${JSON.stringify(answer(300).result)},"result":["a","b"]}`);
+    const end = streamed(body, 4096);
+    expect(end).toEqual({ value: { jsonrpc: '2.0', id: 1, result: [tag('a', 0), tag('b', 1)] } });
+  });
+
   it("gives each element to the reader as its bytes come, before the body's end", () => {
     const body = Buffer.from(JSON.stringify(answer(3000)));
     const seen: number[] = [];

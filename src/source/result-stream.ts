@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ElementReader } from './json-body.ts';
+import { readResultElements, type ElementReader } from './json-body.ts';
 import { jsonText } from './json-text.ts';
 
 /**
@@ -210,8 +210,9 @@ export function createResultStream(read: ElementReader): ResultStream {
         fail(`${(err as Error).message}, in the body around its result's array`);
       }
       const answer = value as { result?: unknown };
-      // a key given twice takes its last value, as JSON.parse gives it
       if (answer.result === marker) answer.result = out;
+      // `result` given twice: its last value, as JSON.parse gives it, read as `parseJsonBody` reads it
+      else readResultElements(value, read);
       return { value };
     },
     start() {
