@@ -9,13 +9,14 @@ import { jsonText } from './json-text.ts';
  */
 const SPLIT_BYTES = 64 * 1024;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
+/** The bytes of JSON's structure (shared with `result-stream.ts`, which scans a body as it comes). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
 
 /**
  * What each element of a JSON-RPC answer's `result` array becomes as it is parsed (`parseJsonBody`, or as the body

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readResultElements, type ElementReader } from './json-body.ts';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, readResultElements, type ElementReader } from './json-body.ts';
 import { jsonText } from './json-text.ts';
 
 /**
@@ -21,13 +21,6 @@ const GROUP_BYTES = 32 * 1024;
 /** Bytes scanned per step: a socket's chunk may be larger than a group. */
 const PIECE_BYTES = 64 * 1024;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
