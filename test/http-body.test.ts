@@ -106,7 +106,7 @@ describe("a JSON-RPC answer's result read as it comes", () => {
     expect(http.counters.errors).toEqual({ 'too-large': 1 });
   });
 
-  it('answers a JSON-RPC error whole, as any other body', async () => {
+  it('answers a JSON-RPC error of a call that reads its elements as it came', async () => {
     const error = { jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'query returned more than 10000 results', data: 'x'.repeat(500) } };
     const http = client(await chunkedServer(pieces(JSON.stringify(error))));
     expect(await http.postJson(call, undefined, { resultElement: () => 1 })).toEqual(error);

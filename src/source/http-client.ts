@@ -188,10 +188,12 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
       });
       // an answer whose elements the call reads is read as it comes; any other body, and one that turns out not to be
       // a JSON-RPC answer, whole
+      const declared = declaredLength(res.headers['content-length']);
+      if (declared !== undefined && declared > config.maxResponseBytes) throw tooLarge(res.body, target);
       const streamed =
         options.resultElement && res.statusCode >= 200 && res.statusCode < 300 ? await readStreamed(res.body, res.headers, target, options.resultElement) : undefined;
       if (streamed && 'value' in streamed) return redactAnswerErrors(streamed.value, endpoint);
-      const answer = streamed?.pieces ?? (await readCapped(res.body, res.headers['content-length'], target));
+      const answer = streamed?.pieces ?? (await readCapped(res.body, declared, target));
       try {
         return interpret(target, res.statusCode, res.headers, answer, options.resultElement);
       } finally {
@@ -219,12 +221,9 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
     return new ResponseTooLargeError(target, config.maxResponseBytes);
   }
 
-  /** Reads the body's bytes, stopping (and destroying the stream) past `maxResponseBytes`. */
-  async function readCapped(stream: BodyStream, contentLength: string | string[] | undefined, target: RequestTarget): Promise<Buffer[]> {
-    const limit = config.maxResponseBytes;
-    const declared = declaredLength(contentLength);
-    if (declared !== undefined && declared > limit) throw tooLarge(stream, target);
-    const body = await collectBody(stream, declared, limit, bodies);
+  /** Reads the body's bytes (`declared`: its content-length, within the limit), stopping (and destroying the stream) past `maxResponseBytes`. */
+  async function readCapped(stream: BodyStream, declared: number | undefined, target: RequestTarget): Promise<Buffer[]> {
+    const body = await collectBody(stream, declared, config.maxResponseBytes, bodies);
     if (!body) throw tooLarge(stream, target);
     return body;
   }
@@ -235,8 +234,6 @@ export function createHttpClient(deps: HttpClientDeps): HttpClient {
    */
   async function readStreamed(stream: BodyStream, headers: Record<string, string | string[] | undefined>, target: RequestTarget, read: ElementReader): Promise<StreamEnd> {
     const limit = config.maxResponseBytes;
-    const declared = declaredLength(headers['content-length']);
-    if (declared !== undefined && declared > limit) throw tooLarge(stream, target);
     const reader = createResultStream(read);
     let size = 0;
     try {

@@ -94,7 +94,7 @@ function bigArrays(bytes: Buffer): BigArray[] | undefined {
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
     if (b === QUOTE) {
-      i = stringEnd(bytes, i);
+      i = closingQuote(bytes, i + 1, 0);
       if (i < 0) return undefined;
     } else if (b === COMMA) {
       // an object's commas are never split at
@@ -122,14 +122,21 @@ function bigArrays(bytes: Buffer): BigArray[] | undefined {
   return depth ? undefined : found;
 }
 
-/** The offset of the quote that closes the string opened at `at`, or −1. */
-function stringEnd(bytes: Buffer, at: number): number {
-  let end = bytes.indexOf(QUOTE, at + 1);
-  while (end > 0) {
-    let slashes = 0;
-    while (bytes[end - 1 - slashes] === BACKSLASH) slashes++;
-    if (slashes % 2 === 0) return end;
-    end = bytes.indexOf(QUOTE, end + 1);
+/**
+ * The offset of the quote that closes a string, looking from `from` (just after its opening quote, or the start of
+ * `bytes` when the string began in earlier bytes); `carried`: the backslashes that ended those earlier bytes. −1 when
+ * no quote in `bytes` closes it.
+ *
+ * @example closingQuote(Buffer.from('"a\\"b"'), 1, 0) // → 5 (the escaped quote at 3 does not close it)
+ */
+export function closingQuote(bytes: Buffer, from: number, carried: number): number {
+  let q = bytes.indexOf(QUOTE, from);
+  while (q >= 0) {
+    let s = 0;
+    while (q - 1 - s >= 0 && bytes[q - 1 - s] === BACKSLASH) s++;
+    if (q - s === 0) s += carried;
+    if (s % 2 === 0) return q;
+    q = bytes.indexOf(QUOTE, q + 1);
   }
   return -1;
 }
