@@ -40,6 +40,7 @@ export function registerExportCommands(program: Command): void {
           '--commit-rows <n>',
           'rows a first load commits at once, shared by the chunks read at once (each COPYs its pages through a connection of its own and commits at its share, commitRows / concurrency), 1 to 1000000 (default 10000; 5000 for --source node)',
         )
+        .option('--keep-indexes', 'a first load into an empty token_transfers keeps its lookup indexes up row by row, instead of building them after its rows')
         .option('--source <kind>', "where to read: builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC: eth_getLogs)")
         .option('--chain <id>', 'the chain id the endpoint must serve (eth_chainId): 1 Ethereum (default), 10 OP Mainnet, 8453 Base, …')
         .option('--rpc-timeout <seconds>', RPC_TIMEOUT_HELP)

@@ -7,6 +7,7 @@ import { chainsHeld } from '../warehouse/status.ts';
 import { chainIdFlag } from '../config/load-job.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { installQueue } from '../queue/install.ts';
+import { rebuildDeferredIndexes } from '../warehouse/deferred-indexes.ts';
 
 /** The migration that keys every table by chain: `--chain-id` names the chain of the rows it finds. */
 const CHAIN_KEYS = '0009_chain_keys';
@@ -51,6 +52,9 @@ export async function migrate(flags: ConnectionFlags & { chainId?: string }): Pr
         process.stdout.write(`erc20-etl migrate: the rows written before chains are chain ${held.join(', ')}'s (${why})\n`);
       }
     }
+    // a first load stopped before it built its lookup indexes: the owner builds them now
+    const built = await rebuildDeferredIndexes(warehouse.db);
+    if (built.length) process.stdout.write(`erc20-etl migrate: built the indexes a stopped first load left unbuilt: ${built.join(', ')}\n`);
     await installQueue(settings.databaseUrl!, logger);
     process.stdout.write('erc20-etl migrate: the task queue (schema graphile_worker) is ready\n');
   } finally {

@@ -15,6 +15,7 @@ import { lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { contractStatus, type ContractStatus } from '../warehouse/status.ts';
 import { coveredBounds } from '../warehouse/coverage.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
+import { unbuiltIndexes } from '../warehouse/deferred-indexes.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { skippedText } from './summary.ts';
@@ -58,6 +59,10 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
       queueUnreadable = `${(err as Error).message}: grant this role the queue's tables as README "Database privileges" shows to see it`;
       return undefined;
     });
+    // lookup indexes a first load builds after its rows: one going on, or one stopped before it built them
+    const unbuilt = await unbuiltIndexes(warehouse.db).catch((err: unknown) => {
+      throw describeConnectionError(err);
+    });
     const endpoint = await chainHead(flags, logger, job?.source ?? 'any');
     const chains = [...new Set(contracts.map((c) => c.chainId))];
     if (flags.json) {
@@ -74,6 +79,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
             contracts: contracts.map((c) => ({ ...c, ...(job && { notRead: notReadOf(c) }), lag: lagOf(c, endpoint, boundOf(job, c)) ?? null })),
             queue: queue ?? null,
             ...(queueUnreadable && { queueUnreadable }),
+            ...(unbuilt?.length && { unbuiltIndexes: unbuilt }),
           },
           null,
           2,
@@ -108,9 +114,19 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     if (!contracts.length) process.stdout.write('No contracts exported yet.\n');
     if (queue) process.stdout.write(queueText(queue));
     if (queueUnreadable) process.stdout.write(`queue: not readable by this role (${queueUnreadable})\n`);
+    if (unbuilt?.length) process.stdout.write(unbuiltText(unbuilt));
   } finally {
     await warehouse.close();
   }
+}
+
+/** The lookup indexes a first load dropped to build after its rows, and who builds them. */
+function unbuiltText(unbuilt: NonNullable<Awaited<ReturnType<typeof unbuiltIndexes>>>): string {
+  const runs = [...new Set(unbuilt.map((i) => (i.runId === null ? 'a run' : `run #${i.runId}`)))].join(', ');
+  return (
+    `indexes:     ${unbuilt.map((i) => i.name).join(', ')} not built yet: the first load of ${runs} builds them after its rows; ` +
+    'if it stopped before, the next run or `erc20-etl migrate` (as the owner of the tables) builds them\n'
+  );
 }
 
 /** Who finishes the blocks in progress: the last run while it works, else the next. */

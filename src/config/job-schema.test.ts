@@ -12,7 +12,17 @@ function messages(input: unknown): string[] {
 describe('jobSchema', () => {
   it('fills in the defaults and drops $schema', () => {
     const job = jobSchema.parse({ $schema: './job.schema.json', ...base });
-    expect(job).toEqual({ ...base, pageSize: 1000, concurrency: 4, headerBatchSize: 100, commitRows: 10_000, finality: 64, source: 'builder', verifyHeaders: 'allow-unverified' });
+    expect(job).toEqual({
+      ...base,
+      pageSize: 1000,
+      concurrency: 4,
+      headerBatchSize: 100,
+      commitRows: 10_000,
+      keepIndexes: false,
+      finality: 64,
+      source: 'builder',
+      verifyHeaders: 'allow-unverified',
+    });
     expectTypeOf<JobConfig>().not.toHaveProperty('$schema');
     expectTypeOf<JobConfig['pageSize']>().toEqualTypeOf<number>();
     expectTypeOf<JobConfig['contracts'][number]['toBlock']>().toEqualTypeOf<number | undefined>();

@@ -47,6 +47,7 @@ describe('the job JSON Schema', () => {
       'requestsPerSecond',
       'headerBatchSize',
       'commitRows',
+      'keepIndexes',
       'finality',
       'source',
       'logsRange',

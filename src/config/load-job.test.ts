@@ -67,6 +67,7 @@ describe('loadJobFile', () => {
       concurrency: 4,
       headerBatchSize: 100,
       commitRows: 10_000,
+      keepIndexes: false,
       finality: 64,
       source: 'builder',
       verifyHeaders: 'allow-unverified',
@@ -202,7 +203,7 @@ describe('loadJobFile', () => {
       `${path}: pageSize: expected an integer from 1 to 1000, got 1001`,
       `${path}: concurrency: expected an integer from 1 to 64, got "8" (text: write numbers without quotes)`,
       `${path}: headerBatchSize: expected an integer from 1 to 1000, got 0`,
-      `${path}: colour: unknown key; expected one of $schema, name, chain, verifyHeaders, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, commitRows, finality, source, logsRange, schedule`,
+      `${path}: colour: unknown key; expected one of $schema, name, chain, verifyHeaders, contracts, pageSize, concurrency, requestsPerSecond, headerBatchSize, commitRows, keepIndexes, finality, source, logsRange, schedule`,
     ]);
   });
 
@@ -304,11 +305,13 @@ describe('backfillJob', () => {
       concurrency: 4,
       headerBatchSize: 100,
       commitRows: 10_000,
+      keepIndexes: false,
       finality: 64,
       source: 'builder',
       verifyHeaders: 'allow-unverified',
     });
     expect(Object.isFrozen(job.contracts[0])).toBe(true);
+    expect(backfillJob({ contract: [USDC], from: '100', to: '200', keepIndexes: true }).keepIndexes).toBe(true);
   });
 
   it('names the job after its contracts and range, whatever their order or case', () => {

@@ -61,6 +61,8 @@ export interface BackfillFlags {
   concurrency?: string;
   headerBatchSize?: string;
   commitRows?: string;
+  /** `--keep-indexes`: a first load keeps its lookup indexes up row by row. */
+  keepIndexes?: boolean;
   /** `builder` (the default) or `node`. */
   source?: string;
   /** The chain id (`--chain`); chain 1 when left out. */
@@ -77,6 +79,7 @@ const FLAG_NAMES: Readonly<Record<string, string>> = {
   concurrency: '--concurrency',
   headerBatchSize: '--header-batch-size',
   commitRows: '--commit-rows',
+  keepIndexes: '--keep-indexes',
   source: '--source',
   chain: '--chain',
   rpcTimeout: '--rpc-timeout',
@@ -150,6 +153,7 @@ const backfillFlags = z
     concurrency: flagInteger('expected an integer from 1 to 64', 1, 64).optional(),
     headerBatchSize: flagInteger('expected an integer from 1 to 1000', 1, 1000).optional(),
     commitRows: flagInteger('expected an integer from 1 to 1000000', 1, 1_000_000).optional(),
+    keepIndexes: z.boolean().optional(),
     source: z.enum(SOURCE_KINDS, { error: SOURCE_EXPECTED }).optional(),
     chain: flagInteger(CHAIN_FLAG, 1, MAX_CHAIN_ID).optional(),
     rpcTimeout: rpcTimeoutFlag.optional(),
@@ -208,6 +212,7 @@ export function backfillJob(flags: BackfillFlags): Readonly<JobConfig> {
       ...(f.concurrency !== undefined && { concurrency: f.concurrency }),
       ...(f.headerBatchSize !== undefined && { headerBatchSize: f.headerBatchSize }),
       ...(f.commitRows !== undefined && { commitRows: f.commitRows }),
+      ...(f.keepIndexes !== undefined && { keepIndexes: f.keepIndexes }),
       ...(f.source !== undefined && { source: f.source }),
       ...(f.chain !== undefined && { chain: f.chain }),
     }),

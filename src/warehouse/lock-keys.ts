@@ -12,6 +12,8 @@ export const lockKeys = {
   chunk: (chunkId: string) => `erc20-etl chunk ${chunkId}`,
   /** Enqueues of one job take turns under it. */
   enqueue: (name: string) => `erc20-etl enqueue ${name}`,
+  /** Dropping token_transfers' lookup indexes for a first load, and building them again, take turns under it. */
+  indexes: () => 'erc20-etl deferred indexes',
 };
 
 /** The lock `erc20-etl migrate` and the queue's install take turns under (a session lock). */

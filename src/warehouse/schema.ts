@@ -178,6 +178,16 @@ export interface Database {
   logs_ranges: LogsRangesTable;
   export_run_skipped_logs: ExportRunSkippedLogsTable;
   export_run_rows: ExportRunRowsTable;
+  deferred_indexes: DeferredIndexesTable;
+}
+
+/** A lookup index of token_transfers a first load dropped, to build after its rows (migration 0013). */
+export interface DeferredIndexesTable {
+  name: string;
+  /** The index as `pg_get_indexdef` printed it when it was dropped: the statement that builds it again. */
+  definition: string;
+  run_id: BigintColumn | null;
+  dropped_at: Generated<Date>;
 }
 
 /** The `eth_getLogs` range a node source learned, per job and endpoint host, never the URL (migration 0007). */

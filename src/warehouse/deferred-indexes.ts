@@ -1,0 +1,164 @@
+import { sql, type Kysely } from 'kysely';
+import { lockId, lockKeys } from './lock-keys.ts';
+import type { Database } from './schema.ts';
+
+/**
+ * The indexes of token_transfers a first load may build after its rows instead of row by row, each with the statements
+ * that drop it and build it as its migration did (0001, 0009). No statement of a load reads through them: a chunk's
+ * freshness, its missing headers and its range's closing count read by contract and block
+ * (`token_transfers_contract_block`, kept), and a COPY meets a row already stored through the primary key (kept: it is
+ * what makes a load exact). They are for the user's queries, and for the reconciliation that follows the load. Built
+ * by one sort each after 1,000,000 rows, they cost PostgreSQL less than kept up row by row (bench/NOTES.md).
+ */
+const LOOKUP_INDEXES = [
+  {
+    name: 'token_transfers_block_hash',
+    columns: 'block_hash, chain_id',
+    drop: 'DROP INDEX token_transfers_block_hash',
+    build: 'CREATE INDEX token_transfers_block_hash ON token_transfers (block_hash, chain_id)',
+  },
+  { name: 'token_transfers_from', columns: 'from_address', drop: 'DROP INDEX token_transfers_from', build: 'CREATE INDEX token_transfers_from ON token_transfers (from_address)' },
+  { name: 'token_transfers_to', columns: 'to_address', drop: 'DROP INDEX token_transfers_to', build: 'CREATE INDEX token_transfers_to ON token_transfers (to_address)' },
+] as const;
+
+/** The names of the indexes a first load may build after its rows. */
+export const DEFERRABLE_INDEXES: readonly string[] = LOOKUP_INDEXES.map((i) => i.name);
+
+/** How long dropping the indexes waits for another session's lock on token_transfers before the load keeps them. */
+const DROP_LOCK_TIMEOUT = '5s';
+
+/** What a run did with the lookup indexes before it read its chunks. */
+export interface IndexPlan {
+  /** Indexes the run builds once its chunks are read (dropped now, or left dropped by a first load still going). */
+  deferred: string[];
+  /** Indexes a stopped first load had left unbuilt, built now. */
+  rebuilt: string[];
+  /** Why a first load keeps them: the role does not own token_transfers, or another session held it. */
+  kept?: string;
+}
+
+/**
+ * Before a run reads its chunks: with `defer`, a token_transfers that holds no row at all (a first load) has its
+ * lookup indexes (`DEFERRABLE_INDEXES`) dropped, each recorded in deferred_indexes with its definition in the same
+ * transaction, so the run can build them after its rows (`rebuildDeferredIndexes`). Otherwise indexes a stopped first
+ * load left unbuilt are built now. A role that does not own token_transfers (README "Database privileges") can do
+ * neither: the run keeps the indexes as they are; `migrate`, as the owner, builds any left unbuilt.
+ *
+ * @example await prepareIndexes(db, { defer: true, runId: '7' }) // → { deferred: ['token_transfers_block_hash', …], rebuilt: [] }
+ */
+export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; runId: string }): Promise<IndexPlan> {
+  if (!(await ownsTransfers(db))) {
+    // said only of a first load: every later run keeps them anyway
+    return { deferred: [], rebuilt: [], ...(o.defer && (await holdsNoRow(db)) && { kept: 'the role of DATABASE_URL does not own token_transfers' }) };
+  }
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
+      const left = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+      if (!o.defer || !(await holdsNoRow(trx))) {
+        await buildAll(trx, left);
+        return { deferred: [], rebuilt: left.map((i) => i.name) };
+      }
+      const present = await definitions(trx);
+      await sql.raw(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`).execute(trx);
+      const dropped: string[] = [];
+      for (const index of LOOKUP_INDEXES) {
+        const definition = present.get(index.name);
+        // one a user changed (other columns, another method) is left as it is: it is built again only as migrated
+        if (definition === undefined || !isAsMigrated(index, definition)) continue;
+        await trx.insertInto('deferred_indexes').values({ name: index.name, definition, run_id: o.runId }).execute();
+        await sql.raw(index.drop).execute(trx);
+        dropped.push(index.name);
+      }
+      return { deferred: [...left.map((i) => i.name), ...dropped].sort(), rebuilt: [] };
+    });
+  } catch (err) {
+    // 55P03 lock_not_available: a session holds token_transfers (a long query, say); the load keeps the indexes
+    if ((err as { code?: string }).code === '55P03') return { deferred: [], rebuilt: [], kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}` };
+    throw err;
+  }
+}
+
+/**
+ * Builds every index deferred_indexes lists (a first load's, once its chunks are read; or one a stopped load left)
+ * and forgets it, each in the same transaction as its build. Resolves to the names built.
+ *
+ * @example await rebuildDeferredIndexes(db) // → ['token_transfers_block_hash', 'token_transfers_from', 'token_transfers_to']
+ */
+export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
+    const left = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+    await buildAll(trx, left);
+    return left.map((i) => i.name);
+  });
+}
+
+/**
+ * The indexes a first load left unbuilt, for `status`: undefined when this role cannot read deferred_indexes (or the
+ * warehouse predates it).
+ */
+export async function unbuiltIndexes(db: Kysely<Database>): Promise<{ name: string; runId: string | null; droppedAt: Date }[] | undefined> {
+  const { rows } = await sql<{ readable: boolean }>`
+    SELECT to_regclass('deferred_indexes') IS NOT NULL AND has_table_privilege('deferred_indexes', 'SELECT') AS readable`.execute(db);
+  if (!rows[0]?.readable) return undefined;
+  const left = await db.selectFrom('deferred_indexes').select(['name', 'run_id', 'dropped_at']).orderBy('name').execute();
+  return left.map((i) => ({ name: i.name, runId: i.run_id, droppedAt: i.dropped_at }));
+}
+
+/**
+ * Whether `definition` (as `pg_get_indexdef` prints it) is the lookup index as its migration made it: a plain btree
+ * of its columns on token_transfers, of any schema.
+ *
+ * @example isAsMigrated({ name: 'token_transfers_from', columns: 'from_address' }, 'CREATE INDEX token_transfers_from ON public.token_transfers USING btree (from_address)') // → true
+ */
+export function isAsMigrated(index: { name: string; columns: string }, definition: string): boolean {
+  const m = /^CREATE INDEX ([a-z_][a-z0-9_]*) ON (?:[a-z_][a-z0-9_]*\.)?token_transfers USING btree \(([a-z0-9_, ]+)\)$/.exec(definition);
+  return m?.[1] === index.name && m[2] === index.columns;
+}
+
+/** The lookup index deferred_indexes names: one of `LOOKUP_INDEXES`, or an error that says what to do. */
+export function lookupIndex(name: string): (typeof LOOKUP_INDEXES)[number] {
+  const index = LOOKUP_INDEXES.find((i) => i.name === name);
+  if (!index) {
+    throw new Error(
+      `deferred_indexes names ${JSON.stringify(name)}, which is not an index a first load drops (${DEFERRABLE_INDEXES.join(', ')}); ` +
+        "build it by hand as its row's definition says, if it should exist, then delete its row from deferred_indexes",
+    );
+  }
+  return index;
+}
+
+async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<void> {
+  // a name it does not know fails the build before any index is built
+  const names = new Set(left.map((i) => lookupIndex(i.name).name));
+  const present = await definitions(trx);
+  for (const index of LOOKUP_INDEXES) {
+    if (!names.has(index.name)) continue;
+    // built by hand meanwhile: kept as it is
+    if (!present.has(index.name)) await sql.raw(index.build).execute(trx);
+    await trx.deleteFrom('deferred_indexes').where('name', '=', index.name).execute();
+  }
+}
+
+/** token_transfers' indexes that are not unique, by name: their definitions as `pg_get_indexdef` prints them. */
+async function definitions(db: Kysely<Database>): Promise<Map<string, string>> {
+  const { rows } = await sql<{ name: string; definition: string }>`
+    SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    WHERE i.indrelid = 'token_transfers'::regclass AND NOT i.indisunique`.execute(db);
+  return new Map(rows.map((r) => [r.name, r.definition]));
+}
+
+/** Whether token_transfers holds no row of any chain: a first load into it. */
+async function holdsNoRow(db: Kysely<Database>): Promise<boolean> {
+  const { rows } = await sql<{ empty: boolean }>`SELECT NOT EXISTS (SELECT 1 FROM token_transfers) AS empty`.execute(db);
+  return rows[0]?.empty === true;
+}
+
+/** Whether the role may drop and create token_transfers' indexes: it owns the table, or is a member of its owner. */
+async function ownsTransfers(db: Kysely<Database>): Promise<boolean> {
+  const { rows } = await sql<{ owns: boolean }>`
+    SELECT pg_has_role(c.relowner, 'USAGE') AS owns FROM pg_class c WHERE c.oid = 'token_transfers'::regclass`.execute(db);
+  return rows[0]?.owns === true;
+}

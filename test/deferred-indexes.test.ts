@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dataset } from '../src/dataset/types.ts';
+import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
+import type { Warehouse } from '../src/warehouse/db.ts';
+import { DEFERRABLE_INDEXES, prepareIndexes } from '../src/warehouse/deferred-indexes.ts';
+import { waitFor } from './helpers/chaos.ts';
+import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
+import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
+import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
+
+const OPTIONS = { seed: 23, blocks: 600, tokens: 3, transfers: 6000, startBlock: 3_000_000 };
+const HEAD = OPTIONS.startBlock + OPTIONS.blocks - 1;
+
+/** token_transfers' indexes: name → its object id (a new one once built again) and its definition. */
+async function indexesOf(w: Warehouse): Promise<Map<string, { oid: string; definition: string }>> {
+  const { rows } = await sql<{ name: string; oid: string; definition: string }>`
+    SELECT c.relname AS name, i.indexrelid::text AS oid, pg_get_indexdef(i.indexrelid) AS definition
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'token_transfers'::regclass ORDER BY c.relname`.execute(w.db);
+  return new Map(rows.map((r) => [r.name, { oid: r.oid, definition: r.definition }]));
+}
+
+const definitions = (m: Map<string, { definition: string }>) => [...m].map(([name, i]) => [name, i.definition]);
+const rebuilt = (before: Map<string, { oid: string }>, after: Map<string, { oid: string }>) =>
+  [...before.keys()].filter((name) => after.get(name)?.oid !== before.get(name)?.oid).sort();
+const unbuilt = async (w: Warehouse) => (await w.db.selectFrom('deferred_indexes').select('name').orderBy('name').execute()).map((r) => r.name);
+
+describe('a first load builds its lookup indexes after its rows', () => {
+  let dataset: Dataset;
+  let devnet: RunningDevnet;
+  const contracts = () => [...new Set(dataset.transfers.map((t) => t.contractAddress))].sort();
+  const wholeJob = (name: string, overrides = {}) =>
+    job(
+      name,
+      contracts().map((address) => ({ address, fromBlock: OPTIONS.startBlock, toBlock: HEAD })),
+      { pageSize: 200, commitRows: 800, concurrency: 3, ...overrides },
+    );
+
+  beforeAll(async () => {
+    dataset = generateSyntheticDataset(OPTIONS);
+    devnet = await startDevnet(dataset, { seed: 23, faults: { latencyMs: [3, 8] } });
+  });
+  afterAll(async () => {
+    await devnet?.close();
+  });
+
+  it('drops them into an empty warehouse and builds them as migrated once its rows are in', async () => {
+    const target = await migratedWarehouse('deferred_first');
+    try {
+      const before = await indexesOf(target.warehouse);
+      const log = captureLogger();
+      await runExport(target.url, devnet.base, wholeJob('first'), log.logger);
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      const after = await indexesOf(target.warehouse);
+      expect(definitions(after)).toEqual(definitions(before));
+      // built again: the primary key and the index by contract and block stayed as they were
+      expect(rebuilt(before, after)).toEqual([...DEFERRABLE_INDEXES]);
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(log.text()).toContain('"msg":"first load into an empty token_transfers: its lookup indexes are built after its rows"');
+      expect(log.text()).toMatch(/"msg":"built the lookup indexes".*"indexes":\["token_transfers_block_hash","token_transfers_from","token_transfers_to"\]/);
+
+      // a later run, into a warehouse that holds rows, keeps them up row by row; a re-read changes no row
+      const again = await runExport(target.url, devnet.base, wholeJob('first'));
+      expect(again.totals).toMatchObject({ rowsInserted: 0, rowsUpdated: 0 });
+      expect(rebuilt(after, await indexesOf(target.warehouse))).toEqual([]);
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('keeps them up row by row when the job says keepIndexes', async () => {
+    const target = await migratedWarehouse('deferred_kept');
+    try {
+      const before = await indexesOf(target.warehouse);
+      await runExport(target.url, devnet.base, wholeJob('kept', { keepIndexes: true }));
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      expect(rebuilt(before, await indexesOf(target.warehouse))).toEqual([]);
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('leaves them unbuilt when killed, says so in status, and the next run builds them and finishes the load exactly', async () => {
+    const target = await migratedWarehouse('deferred_killed');
+    try {
+      const before = await indexesOf(target.warehouse);
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'warn' };
+      const args = [
+        'backfill',
+        ...contracts().flatMap((c) => ['--contract', c]),
+        '--from',
+        String(OPTIONS.startBlock),
+        '--to',
+        String(HEAD),
+        '--page-size',
+        '50',
+        '--commit-rows',
+        '150',
+      ];
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env: { ...process.env, ...env } });
+      const result = collect(child, 120_000);
+      await waitFor(async () => Number((await sql<{ n: string }>`SELECT count(*)::text AS n FROM token_transfers`.execute(target.warehouse.db)).rows[0]?.n) > 0, {
+        what: 'the first rows committed',
+      });
+      child.kill('SIGKILL');
+      await result;
+      const left = await warehouseTransfers(target.warehouse);
+      expect(left.length).toBeLessThan(dataset.transfers.length);
+      expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
+      expect([...(await indexesOf(target.warehouse)).keys()]).toEqual(['token_transfers_contract_block', 'token_transfers_pkey']);
+
+      const status = await runCli(['status'], { env });
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain('indexes:     token_transfers_block_hash, token_transfers_from, token_transfers_to not built yet');
+      const statusJson = await runCli(['status', '--json'], { env });
+      expect(JSON.parse(statusJson.stdout).unbuiltIndexes.map((i: { name: string }) => i.name)).toEqual([...DEFERRABLE_INDEXES]);
+
+      const next = await runCli(args, { env: { ...env, LOG_LEVEL: 'info' } });
+      expect(next.code, next.stderr).toBe(0);
+      expect(next.stderr).toMatch(/"msg":"built the lookup indexes a stopped first load left unbuilt"/);
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('migrate builds the indexes a stopped first load left unbuilt', async () => {
+    const target = await migratedWarehouse('deferred_migrate');
+    try {
+      const before = await indexesOf(target.warehouse);
+      // what a first load does before its first row, as a run killed right after it leaves it
+      expect(await prepareIndexes(target.warehouse.db, { defer: true, runId: '1' })).toEqual({ deferred: [...DEFERRABLE_INDEXES], rebuilt: [] });
+      expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
+      const migrated = await runCli(['migrate'], { env: { DATABASE_URL: target.url } });
+      expect(migrated.code, migrated.stderr).toBe(0);
+      expect(migrated.stdout).toContain('built the indexes a stopped first load left unbuilt: token_transfers_block_hash, token_transfers_from, token_transfers_to');
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+    } finally {
+      await target.drop();
+    }
+  });
+});
