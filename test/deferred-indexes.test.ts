@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
@@ -83,21 +86,14 @@ describe('a first load builds its lookup indexes after its rows', () => {
 
   it('leaves them unbuilt when killed, says so in status, and the next run builds them and finishes the load exactly', async () => {
     const target = await migratedWarehouse('deferred_killed');
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-deferred-'));
     try {
       const before = await indexesOf(target.warehouse);
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'warn' };
-      const args = [
-        'backfill',
-        ...contracts().flatMap((c) => ['--contract', c]),
-        '--from',
-        String(OPTIONS.startBlock),
-        '--to',
-        String(HEAD),
-        '--page-size',
-        '50',
-        '--commit-rows',
-        '150',
-      ];
+      // 120 pages at 25 requests a second: about 5 s, so the kill after the first commit falls inside the load
+      const file = join(dir, 'killed.json');
+      await writeFile(file, JSON.stringify({ ...wholeJob('killed'), pageSize: 50, commitRows: 150, requestsPerSecond: 25 }));
+      const args = ['run', file];
       const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env: { ...process.env, ...env } });
       const result = collect(child, 120_000);
       await waitFor(async () => Number((await sql<{ n: string }>`SELECT count(*)::text AS n FROM token_transfers`.execute(target.warehouse.db)).rows[0]?.n) > 0, {
@@ -118,11 +114,60 @@ describe('a first load builds its lookup indexes after its rows', () => {
 
       const next = await runCli(args, { env: { ...env, LOG_LEVEL: 'info' } });
       expect(next.code, next.stderr).toBe(0);
-      expect(next.stderr).toMatch(/"msg":"built the lookup indexes a stopped first load left unbuilt"/);
+      expect(next.stderr).toMatch(/"msg":"built the lookup indexes a first load had dropped"/);
       expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
     } finally {
+      await rm(dir, { recursive: true, force: true });
+      await target.drop();
+    }
+  });
+
+  it('builds them before it ends when stopped by SIGTERM mid-load, saying so', async () => {
+    const target = await migratedWarehouse('deferred_stopped');
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-deferred-'));
+    try {
+      const before = await indexesOf(target.warehouse);
+      const file = join(dir, 'stopped.json');
+      await writeFile(file, JSON.stringify({ ...wholeJob('stopped'), pageSize: 50, commitRows: 150, requestsPerSecond: 25 }));
+      const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+      const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env });
+      const result = collect(child, 120_000);
+      await waitFor(async () => (await unbuilt(target.warehouse)).length > 0 && (await warehouseTransfers(target.warehouse)).length > 0, { what: 'rows under deferred indexes' });
+      child.kill('SIGTERM');
+      const stopped = await result;
+      expect(stopped.code, stopped.stderr).toBe(143);
+      expect(stopped.stderr).toContain('"msg":"the run stopped: building the lookup indexes its first load dropped before it ends"');
+      expect((await warehouseTransfers(target.warehouse)).length).toBeLessThan(dataset.transfers.length);
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await target.drop();
+    }
+  });
+
+  it('a queued task builds the indexes a first load dropped before it closes its range (the close reads by block hash)', async () => {
+    const target = await migratedWarehouse('deferred_worker');
+    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-deferred-'));
+    try {
+      const before = await indexesOf(target.warehouse);
+      // what a first load does before its first row, as a run killed right after it leaves it
+      await prepareIndexes(target.warehouse.db, { defer: true, runId: '1' });
+      const file = join(dir, 'queued.json');
+      await writeFile(file, JSON.stringify(wholeJob('queued')));
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+      const enqueued = await runCli(['enqueue', file], { env });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const worker = await runCli(['worker', '--once', '--dead-after', '5'], { env });
+      expect(worker.code, worker.stderr).toBe(0);
+      expect(worker.stderr).toMatch(/"msg":"built the lookup indexes a first load had dropped"/);
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
       await target.drop();
     }
   });

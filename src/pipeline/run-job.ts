@@ -6,7 +6,6 @@ import { tryJobLock, type JobLock } from '../warehouse/job-lock.ts';
 import { createRange, openRanges, type RangeState } from '../warehouse/ranges.ts';
 import { endRun, failAbandonedRuns, setRunSpan, startRun, type RunTotals } from '../warehouse/runs.ts';
 import { coveredBounds } from '../warehouse/coverage.ts';
-import { prepareIndexes, rebuildDeferredIndexes, type IndexPlan } from '../warehouse/deferred-indexes.ts';
 import { JobLockedError } from './errors.ts';
 import { ConfigError, EtlError, FatalError } from '../common/errors.ts';
 import { lacksPrivilege, transientPgFailure } from '../warehouse/pg-errors.ts';
@@ -16,6 +15,7 @@ import type { Progress } from './progress.ts';
 import { closeRanges, readRanges, reportLag, type RangeSummary, type RunnerDeps } from './chunk-runner.ts';
 import { checkEndpointChain, checkJobNameChain } from './chain-guard.ts';
 import { retried } from './retried.ts';
+import { buildLookupIndexes, prepareLookupIndexes, unbuiltAdvice } from './lookup-indexes.ts';
 import { startRunLedger, type RunLedger } from './run-ledger.ts';
 import { createHeaderPolicy, type HeaderPolicy } from './header-policy.ts';
 
@@ -152,7 +152,7 @@ async function processRanges(
   deps.stop?.throwIfAborted();
   const lost = new AbortController();
   lock.onLost((err) => lost.abort(err));
-  const indexes = await prepareLookupIndexes(deps, job, scope.runId);
+  const indexes = await prepareLookupIndexes(deps, job, { runId: scope.runId, defer: !job.keepIndexes }, deps.stop);
   const reading = readRanges(deps, {
     job,
     runId: scope.runId,
@@ -170,8 +170,8 @@ async function processRanges(
   await reading.then(
     () => buildLookupIndexes(deps, job, scope.runId, indexes),
     async (err: unknown) => {
-      await buildLookupIndexes(deps, job, scope.runId, indexes).catch((e: unknown) =>
-        deps.logger.error({ msg: 'could not build the lookup indexes; the next run or `erc20-etl migrate` builds them', job: job.name, err: (e as Error).message }),
+      await buildLookupIndexes(deps, job, scope.runId, indexes, deps.stop?.aborted ? 'stopped' : 'failed').catch((e: unknown) =>
+        deps.logger.error({ msg: unbuiltAdvice(e), job: job.name, run: scope.runId }),
       );
       throw err;
     },
@@ -183,28 +183,6 @@ async function processRanges(
     closeRanges(deps, { job, runId: scope.runId, ranges, head: scope.head, ledger, mayHaveUpdates: scope.resumed || ledger.totals.rowsUpdated > 0 }),
   );
   return ranges.map((r) => closed.get(r.id) ?? { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: 0, removed: 0 });
-}
-
-/**
- * A first load into an empty token_transfers drops its lookup indexes, to build them after its rows (unless the job
- * says `keepIndexes`); any other run builds those a stopped first load left unbuilt. Logged either way.
- */
-async function prepareLookupIndexes(deps: RunDeps, job: Readonly<JobConfig>, runId: string): Promise<IndexPlan> {
-  const started = deps.clock.now();
-  const plan = await retried(deps, job.name, 'preparing the lookup indexes', () => prepareIndexes(deps.warehouse.db, { defer: !job.keepIndexes, runId }), deps.stop);
-  const log = { job: job.name, run: runId };
-  if (plan.deferred.length) deps.logger.info({ msg: 'first load into an empty token_transfers: its lookup indexes are built after its rows', ...log, indexes: plan.deferred });
-  if (plan.kept) deps.logger.info({ msg: 'first load keeps the lookup indexes up row by row', ...log, reason: plan.kept });
-  if (plan.rebuilt.length) deps.logger.warn({ msg: 'built the lookup indexes a stopped first load left unbuilt', ...log, indexes: plan.rebuilt, ms: deps.clock.now() - started });
-  return plan;
-}
-
-/** Once the chunks are read: builds the indexes `prepareLookupIndexes` deferred, timed as COPY work. */
-async function buildLookupIndexes(deps: RunDeps, job: Readonly<JobConfig>, runId: string, plan: IndexPlan): Promise<void> {
-  if (!plan.deferred.length) return;
-  const started = deps.clock.now();
-  const built = await (deps.budget ?? NO_BUDGET).time('copy', () => retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db)));
-  deps.logger.info({ msg: 'built the lookup indexes', job: job.name, run: runId, indexes: built, ms: deps.clock.now() - started });
 }
 
 /**

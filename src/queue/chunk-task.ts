@@ -5,6 +5,7 @@ import { jobChain, type JobConfig } from '../config/job-schema.ts';
 import { jobSeries } from '../metrics/job-series.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import { closeRanges, readRanges, type RunnerDeps } from '../pipeline/chunk-runner.ts';
+import { prepareLookupIndexes } from '../pipeline/lookup-indexes.ts';
 import { createHeaderPolicy } from '../pipeline/header-policy.ts';
 import { startRunLedger, type RunLedger } from '../pipeline/run-ledger.ts';
 import type { Source } from '../source/source.ts';
@@ -167,6 +168,8 @@ async function readChunkTask(deps: ChunkTaskDeps, payload: ChunkPayload, task: {
 async function closeRangeIfDone(deps: RunnerDeps, payload: ChunkPayload, range: RangeState, ledger: RunLedger): Promise<void> {
   const { job, runId } = payload;
   if ((await unfinishedChunks(deps.warehouse.db, range.id)) > 0) return;
+  // closing reads by block hash: lookup indexes a first load dropped (a run's, stopped or still going) are built first
+  await prepareLookupIndexes(deps, job, { runId, defer: false });
   const closed = (await closeRanges(deps, { job, runId, ranges: [range], head: payload.head, ledger, mayHaveUpdates: true })).get(range.id);
   // not closed by this call: another task closed it, or this task's own earlier attempt whose answer was lost (its
   // COMMIT went through as the connection broke); the run is closed all the same once none of its ranges is open

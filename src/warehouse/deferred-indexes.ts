@@ -24,8 +24,11 @@ const LOOKUP_INDEXES = [
 /** The names of the indexes a first load may build after its rows. */
 export const DEFERRABLE_INDEXES: readonly string[] = LOOKUP_INDEXES.map((i) => i.name);
 
-/** How long dropping the indexes waits for another session's lock on token_transfers before the load keeps them. */
-const DROP_LOCK_TIMEOUT = '5s';
+/**
+ * How long dropping the indexes waits for another session's lock on token_transfers before the load keeps them (its
+ * request for the table's exclusive lock holds up that table's readers and writers meanwhile).
+ */
+const DROP_LOCK_TIMEOUT = '2s';
 
 /** What a run did with the lookup indexes before it read its chunks. */
 export interface IndexPlan {
@@ -35,6 +38,8 @@ export interface IndexPlan {
   rebuilt: string[];
   /** Why a first load keeps them: the role does not own token_transfers, or another session held it. */
   kept?: string;
+  /** Indexes a first load dropped that this role cannot build (it does not own token_transfers), when it may read which. */
+  unbuilt?: string[];
 }
 
 /**
@@ -48,9 +53,16 @@ export interface IndexPlan {
  */
 export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; runId: string }): Promise<IndexPlan> {
   if (!(await ownsTransfers(db))) {
-    // said only of a first load: every later run keeps them anyway
-    return { deferred: [], rebuilt: [], ...(o.defer && (await holdsNoRow(db)) && { kept: 'the role of DATABASE_URL does not own token_transfers' }) };
+    const unbuilt = (await unbuiltIndexes(db))?.map((i) => i.name);
+    return {
+      deferred: [],
+      rebuilt: [],
+      // said only of a first load: every later run keeps them anyway
+      ...(o.defer && (await holdsNoRow(db)) && { kept: 'the role of DATABASE_URL does not own token_transfers' }),
+      ...(unbuilt?.length && { unbuilt }),
+    };
   }
+  let dropping = false;
   try {
     return await db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
@@ -60,21 +72,28 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
         return { deferred: [], rebuilt: left.map((i) => i.name) };
       }
       const present = await definitions(trx);
+      dropping = true;
       await sql.raw(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`).execute(trx);
-      const dropped: string[] = [];
       for (const index of LOOKUP_INDEXES) {
         const definition = present.get(index.name);
         // one a user changed (other columns, another method) is left as it is: it is built again only as migrated
         if (definition === undefined || !isAsMigrated(index, definition)) continue;
-        await trx.insertInto('deferred_indexes').values({ name: index.name, definition, run_id: o.runId }).execute();
+        // recorded already by a first load that was stopped before its first row (built by hand since)
+        await trx
+          .insertInto('deferred_indexes')
+          .values({ name: index.name, definition, run_id: o.runId })
+          .onConflict((oc) => oc.column('name').doNothing())
+          .execute();
         await sql.raw(index.drop).execute(trx);
-        dropped.push(index.name);
       }
-      return { deferred: [...left.map((i) => i.name), ...dropped].sort(), rebuilt: [] };
+      const deferred = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+      return { deferred: deferred.map((i) => i.name), rebuilt: [] };
     });
   } catch (err) {
-    // 55P03 lock_not_available: a session holds token_transfers (a long query, say); the load keeps the indexes
-    if ((err as { code?: string }).code === '55P03') return { deferred: [], rebuilt: [], kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}` };
+    // 55P03 lock_not_available while dropping: a session holds token_transfers (a long query, say); the load keeps them
+    if (dropping && (err as { code?: string }).code === '55P03') {
+      return { deferred: [], rebuilt: [], kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}` };
+    }
     throw err;
   }
 }
@@ -99,8 +118,8 @@ export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<stri
  * warehouse predates it).
  */
 export async function unbuiltIndexes(db: Kysely<Database>): Promise<{ name: string; runId: string | null; droppedAt: Date }[] | undefined> {
-  const { rows } = await sql<{ readable: boolean }>`
-    SELECT to_regclass('deferred_indexes') IS NOT NULL AND has_table_privilege('deferred_indexes', 'SELECT') AS readable`.execute(db);
+  // null (not readable) where the table is missing
+  const { rows } = await sql<{ readable: boolean | null }>`SELECT has_table_privilege(to_regclass('deferred_indexes'), 'SELECT') AS readable`.execute(db);
   if (!rows[0]?.readable) return undefined;
   const left = await db.selectFrom('deferred_indexes').select(['name', 'run_id', 'dropped_at']).orderBy('name').execute();
   return left.map((i) => ({ name: i.name, runId: i.run_id, droppedAt: i.dropped_at }));
@@ -130,8 +149,11 @@ export function lookupIndex(name: string): (typeof LOOKUP_INDEXES)[number] {
 }
 
 async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<void> {
+  if (!left.length) return;
   // a name it does not know fails the build before any index is built
   const names = new Set(left.map((i) => lookupIndex(i.name).name));
+  // a build takes as long as the table is large: a role's or server's statement_timeout is not for it
+  await sql.raw('SET LOCAL statement_timeout = 0').execute(trx);
   const present = await definitions(trx);
   for (const index of LOOKUP_INDEXES) {
     if (!names.has(index.name)) continue;
