@@ -16,8 +16,11 @@ import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, war
 const OPTIONS = { seed: 23, blocks: 600, tokens: 3, transfers: 6000, startBlock: 3_000_000 };
 const HEAD = OPTIONS.startBlock + OPTIONS.blocks - 1;
 
+type Target = Awaited<ReturnType<typeof migratedWarehouse>>;
+type Indexes = Map<string, { oid: string; definition: string }>;
+
 /** token_transfers' indexes: name → its object id (a new one once built again) and its definition. */
-async function indexesOf(w: Warehouse): Promise<Map<string, { oid: string; definition: string }>> {
+async function indexesOf(w: Warehouse): Promise<Indexes> {
   const { rows } = await sql<{ name: string; oid: string; definition: string }>`
     SELECT c.relname AS name, i.indexrelid::text AS oid, pg_get_indexdef(i.indexrelid) AS definition
     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'token_transfers'::regclass ORDER BY c.relname`.execute(w.db);
@@ -84,25 +87,42 @@ describe('a first load builds its lookup indexes after its rows', () => {
     }
   });
 
-  it('leaves them unbuilt when killed, says so in status, and the next run builds them and finishes the load exactly', async () => {
-    const target = await migratedWarehouse('deferred_killed');
+  /** A fresh migrated warehouse, its indexes as migrated, and a folder for job files: dropped and removed after `work`. */
+  const inFreshWarehouse = async (label: string, work: (w: { target: Target; before: Indexes; jobFile(name: string, extra?: object): Promise<string> }) => Promise<void>) => {
+    const target = await migratedWarehouse(label);
     const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-deferred-'));
+    const jobFile = async (name: string, extra = {}) => {
+      const file = join(dir, `${name}.json`);
+      await writeFile(file, JSON.stringify({ ...wholeJob(name), ...extra }));
+      return file;
+    };
     try {
-      const before = await indexesOf(target.warehouse);
+      await work({ target, before: await indexesOf(target.warehouse), jobFile });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await target.drop();
+    }
+  };
+  // 120 pages at 25 requests a second: about 5 s, so a signal after the first commit falls inside the load
+  const SLOW = { pageSize: 50, commitRows: 150, requestsPerSecond: 25 };
+  /** `erc20-etl run FILE`, once it has committed rows under dropped indexes. */
+  const runUnderway = async (target: Target, file: string, env: NodeJS.ProcessEnv) => {
+    const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env: { ...process.env, ...env } });
+    const result = collect(child, 120_000);
+    await waitFor(async () => (await unbuilt(target.warehouse)).length > 0 && (await warehouseTransfers(target.warehouse)).length > 0, {
+      what: 'rows committed under the dropped indexes',
+    });
+    return { child, result };
+  };
+
+  it('leaves them unbuilt when killed, says so in status, and the next run builds them and finishes the load exactly', async () => {
+    await inFreshWarehouse('deferred_killed', async ({ target, before, jobFile }) => {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'warn' };
-      // 120 pages at 25 requests a second: about 5 s, so the kill after the first commit falls inside the load
-      const file = join(dir, 'killed.json');
-      await writeFile(file, JSON.stringify({ ...wholeJob('killed'), pageSize: 50, commitRows: 150, requestsPerSecond: 25 }));
-      const args = ['run', file];
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_DIR, env: { ...process.env, ...env } });
-      const result = collect(child, 120_000);
-      await waitFor(async () => Number((await sql<{ n: string }>`SELECT count(*)::text AS n FROM token_transfers`.execute(target.warehouse.db)).rows[0]?.n) > 0, {
-        what: 'the first rows committed',
-      });
+      const file = await jobFile('killed', SLOW);
+      const { child, result } = await runUnderway(target, file, env);
       child.kill('SIGKILL');
       await result;
-      const left = await warehouseTransfers(target.warehouse);
-      expect(left.length).toBeLessThan(dataset.transfers.length);
+      expect((await warehouseTransfers(target.warehouse)).length).toBeLessThan(dataset.transfers.length);
       expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
       expect([...(await indexesOf(target.warehouse)).keys()]).toEqual(['token_transfers_contract_block', 'token_transfers_pkey']);
 
@@ -112,29 +132,19 @@ describe('a first load builds its lookup indexes after its rows', () => {
       const statusJson = await runCli(['status', '--json'], { env });
       expect(JSON.parse(statusJson.stdout).unbuiltIndexes.map((i: { name: string }) => i.name)).toEqual([...DEFERRABLE_INDEXES]);
 
-      const next = await runCli(args, { env: { ...env, LOG_LEVEL: 'info' } });
+      const next = await runCli(['run', file], { env: { ...env, LOG_LEVEL: 'info' } });
       expect(next.code, next.stderr).toBe(0);
       expect(next.stderr).toMatch(/"msg":"built the lookup indexes a first load had dropped"/);
       expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-      await target.drop();
-    }
+    });
   });
 
   it('builds them before it ends when stopped by SIGTERM mid-load, saying so', async () => {
-    const target = await migratedWarehouse('deferred_stopped');
-    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-deferred-'));
-    try {
-      const before = await indexesOf(target.warehouse);
-      const file = join(dir, 'stopped.json');
-      await writeFile(file, JSON.stringify({ ...wholeJob('stopped'), pageSize: 50, commitRows: 150, requestsPerSecond: 25 }));
-      const env = { ...process.env, DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
-      const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env });
-      const result = collect(child, 120_000);
-      await waitFor(async () => (await unbuilt(target.warehouse)).length > 0 && (await warehouseTransfers(target.warehouse)).length > 0, { what: 'rows under deferred indexes' });
+    await inFreshWarehouse('deferred_stopped', async ({ target, before, jobFile }) => {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+      const { child, result } = await runUnderway(target, await jobFile('stopped', SLOW), env);
       child.kill('SIGTERM');
       const stopped = await result;
       expect(stopped.code, stopped.stderr).toBe(143);
@@ -142,23 +152,15 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect((await warehouseTransfers(target.warehouse)).length).toBeLessThan(dataset.transfers.length);
       expect(await unbuilt(target.warehouse)).toEqual([]);
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-      await target.drop();
-    }
+    });
   });
 
   it('a queued task builds the indexes a first load dropped before it closes its range (the close reads by block hash)', async () => {
-    const target = await migratedWarehouse('deferred_worker');
-    const dir = await mkdtemp(join(tmpdir(), 'erc20-etl-deferred-'));
-    try {
-      const before = await indexesOf(target.warehouse);
+    await inFreshWarehouse('deferred_worker', async ({ target, before, jobFile }) => {
       // what a first load does before its first row, as a run killed right after it leaves it
       await prepareIndexes(target.warehouse.db, { defer: true, runId: '1' });
-      const file = join(dir, 'queued.json');
-      await writeFile(file, JSON.stringify(wholeJob('queued')));
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
-      const enqueued = await runCli(['enqueue', file], { env });
+      const enqueued = await runCli(['enqueue', await jobFile('queued')], { env });
       expect(enqueued.code, enqueued.stderr).toBe(0);
       const worker = await runCli(['worker', '--once', '--dead-after', '5'], { env });
       expect(worker.code, worker.stderr).toBe(0);
@@ -166,10 +168,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
       expect(await unbuilt(target.warehouse)).toEqual([]);
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-      await target.drop();
-    }
+    });
   });
 
   it('migrate builds the indexes a stopped first load left unbuilt', async () => {
@@ -181,7 +180,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
       const migrated = await runCli(['migrate'], { env: { DATABASE_URL: target.url } });
       expect(migrated.code, migrated.stderr).toBe(0);
-      expect(migrated.stdout).toContain('built the indexes a stopped first load left unbuilt: token_transfers_block_hash, token_transfers_from, token_transfers_to');
+      expect(migrated.stdout).toContain('built the lookup indexes a first load had dropped: token_transfers_block_hash, token_transfers_from, token_transfers_to');
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
     } finally {

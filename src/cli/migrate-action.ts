@@ -52,9 +52,9 @@ export async function migrate(flags: ConnectionFlags & { chainId?: string }): Pr
         process.stdout.write(`erc20-etl migrate: the rows written before chains are chain ${held.join(', ')}'s (${why})\n`);
       }
     }
-    // a first load stopped before it built its lookup indexes: the owner builds them now
+    // lookup indexes a first load dropped (one that was stopped, or one still going: it goes on with them): the owner builds them now
     const built = await rebuildDeferredIndexes(warehouse.db);
-    if (built.length) process.stdout.write(`erc20-etl migrate: built the indexes a stopped first load left unbuilt: ${built.join(', ')}\n`);
+    if (built.length) process.stdout.write(`erc20-etl migrate: built the lookup indexes a first load had dropped: ${built.join(', ')}\n`);
     await installQueue(settings.databaseUrl!, logger);
     process.stdout.write('erc20-etl migrate: the task queue (schema graphile_worker) is ready\n');
   } finally {
