@@ -103,8 +103,9 @@ describe('a first load builds its lookup indexes after its rows', () => {
       await target.drop();
     }
   };
-  // 120 pages at 25 requests a second: about 5 s, so a signal after the first commit falls inside the load
-  const SLOW = { pageSize: 50, commitRows: 150, requestsPerSecond: 25 };
+  // 120 pages at 25 requests a second: about 5 s, so a signal after the first commit falls inside the load (a job that
+  // states a request rate keeps its indexes up unless it says otherwise)
+  const SLOW = { pageSize: 50, commitRows: 150, requestsPerSecond: 25, keepIndexes: false };
   /** `erc20-etl run FILE`, once it has committed rows under dropped indexes. */
   const runUnderway = async (target: Target, file: string, env: NodeJS.ProcessEnv) => {
     const child = spawn(process.execPath, [BIN, 'run', file], { cwd: REPO_DIR, env: { ...process.env, ...env } });

@@ -36,6 +36,14 @@ describe('jobSchema', () => {
     expectTypeOf<JobConfig['commitRows']>().toEqualTypeOf<number>();
   });
 
+  it('keeps the lookup indexes up by default only when the job states a request rate (its API holds the load up)', () => {
+    expect(jobSchema.parse(base).keepIndexes).toBe(false);
+    expect(jobSchema.parse({ ...base, requestsPerSecond: 20 }).keepIndexes).toBe(true);
+    expect(jobSchema.parse({ ...base, requestsPerSecond: 20, keepIndexes: false }).keepIndexes).toBe(false);
+    expect(jobSchema.parse({ ...base, keepIndexes: true }).keepIndexes).toBe(true);
+    expectTypeOf<JobConfig['keepIndexes']>().toEqualTypeOf<boolean>();
+  });
+
   it('accepts the edges of every range', () => {
     expect(messages({ ...base, contracts: [{ address: USDC, fromBlock: 0, toBlock: 0 }], pageSize: 1, concurrency: 64, finality: 0, requestsPerSecond: 0.5 })).toEqual([]);
     expect(messages({ ...base, pageSize: 1000, concurrency: 1, finality: 10_000 })).toEqual([]);

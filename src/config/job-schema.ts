@@ -198,10 +198,10 @@ export const jobSchema = z
           title: 'Rows a first load commits at once',
           description: `Blocks the warehouse holds no transfer of yet are loaded through a COPY per chunk read at once, each on a connection of its own; a chunk's transaction commits with its position once it holds its share of this many rows (this ÷ concurrency; a queued task's chunk: all of it), after a second, or once the chunk has 24 pages or 24,000 rows waiting for their headers (the most it reads ahead of them), whichever comes first, so it holds at most its share and one page more: a crash or a kill re-reads at most what the open transactions held. 1 to 1000000. Fewer rows commit more often (each commit costs the load a little); blocks that hold rows already are merged a page at a time. Leave it out for the source's default: ${COMMIT_ROWS_DEFAULTS.builder} for "builder" (about 10 pages), ${COMMIT_ROWS_DEFAULTS.node} for "node" (an eth_getLogs answer holds up to 10,000 logs: about a transaction per answer, so fewer are held in memory until their commit).`,
         }),
-      keepIndexes: z.boolean({ error: 'expected true or false' }).default(false).meta({
+      keepIndexes: z.boolean({ error: 'expected true or false' }).optional().meta({
         title: 'Keep the lookup indexes during a first load',
         description:
-          "A run into a token_transfers that holds no row yet (a first load, whoever's) drops its lookup indexes (by block hash, sender and recipient; never the primary key, nor the index by contract and block) and builds them after its rows, when the role of DATABASE_URL owns the table: faster for large loads, while queries by those columns scan the table until the run ends. true keeps them up row by row.",
+          "false: a run into a token_transfers that holds no row yet (a first load, whoever's) drops its lookup indexes (by block hash, sender and recipient; never the primary key, nor the index by contract and block) and builds them after its rows, when the role of DATABASE_URL owns the table: faster for a large load that PostgreSQL would otherwise hold up, while queries by those columns scan the table until the run ends. true keeps them up row by row. Leave it out for false, or for true when the job states requestsPerSecond: a load its API holds up leaves PostgreSQL time to keep them up, and a build after its rows would only add to the run.",
       }),
       finality: integer(0, 10_000, 'expected an integer from 0 to 10000')
         .optional()
@@ -257,12 +257,13 @@ export const jobSchema = z
     },
   })
   // a job that states no `finality` gets its chain's (chain-defaults.ts): what every reader of `finality` sees
-  // nor `commitRows`: its source's
+  // nor `commitRows`: its source's; nor `keepIndexes`: whether it states a request rate
   .transform(({ $schema: _ignored, ...job }) => ({
     ...job,
     pageSize: job.pageSize ?? DEFAULT_PAGE_SIZE,
     finality: job.finality ?? defaultFinality(job.chain ?? DEFAULT_CHAIN),
     commitRows: job.commitRows ?? COMMIT_ROWS_DEFAULTS[job.source],
+    keepIndexes: job.keepIndexes ?? job.requestsPerSecond !== undefined,
   }))
   .meta({
     title: 'erc20-etl job',
