@@ -34,7 +34,7 @@ const DROP_LOCK_TIMEOUT = '2s';
 export interface IndexPlan {
   /** Indexes the run builds once its chunks are read (dropped now, or left dropped by a first load still going). */
   deferred: string[];
-  /** Indexes a stopped first load had left unbuilt, built now. */
+  /** Indexes a first load had dropped (one that was stopped, or one still going), built now. */
   rebuilt: string[];
   /** Why a first load keeps them: the role does not own token_transfers, or another session held it. */
   kept?: string;
@@ -65,8 +65,7 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
   let dropping = false;
   try {
     return await db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
-      const left = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+      const left = await lockedRecords(trx);
       if (!o.defer || !(await holdsNoRow(trx))) {
         await buildAll(trx, left);
         return { deferred: [], rebuilt: left.map((i) => i.name) };
@@ -106,8 +105,7 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
  */
 export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
-    const left = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+    const left = await lockedRecords(trx);
     await buildAll(trx, left);
     return left.map((i) => i.name);
   });
@@ -146,6 +144,12 @@ export function lookupIndex(name: string): (typeof LOOKUP_INDEXES)[number] {
     );
   }
   return index;
+}
+
+/** The indexes deferred_indexes records, read under the lock that drops and builds take turns under (till the transaction ends). */
+async function lockedRecords(trx: Kysely<Database>): Promise<{ name: string }[]> {
+  await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
+  return trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
 }
 
 async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<void> {
