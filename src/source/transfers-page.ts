@@ -137,9 +137,18 @@ function checkRows(rows: unknown[], query: TransfersPageQuery, range: string, pr
     for (let f = 0; f < ROW_FIELDS.length; f++) {
       const [field, check] = ROW_FIELDS[f]!;
       const value = r[field];
-      // a block's hash and time, checked on its first row, are the same text on the next ones
-      if (block !== undefined && blockOf === r.blockNumber && ((field === 'blockHash' && value === block.hash) || (field === 'blockTimestamp' && value === block.timestamp)))
-        continue;
+      // a block's hash and time, checked on its first row, are the same text on the next ones: the row takes the
+      // first row's strings, so its own copies die young instead of living on with the row until its header comes
+      if (block !== undefined && blockOf === r.blockNumber) {
+        if (field === 'blockHash' && value === block.hash) {
+          r.blockHash = block.hash;
+          continue;
+        }
+        if (field === 'blockTimestamp' && value === block.timestamp) {
+          r.blockTimestamp = block.timestamp;
+          continue;
+        }
+      }
       const problem = check(value);
       if (problem) {
         problems.push(`${whereIs(r, query, range)}, tokenTransfers[${i}].${field}: ${problem}`);
