@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
-import { DEFERRABLE_INDEXES, prepareIndexes } from '../src/warehouse/deferred-indexes.ts';
+import { autovacuumSetting, DEFERRABLE_INDEXES, prepareIndexes, rebuildDeferredIndexes } from '../src/warehouse/deferred-indexes.ts';
 import { waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
@@ -63,7 +63,9 @@ describe('a first load builds its lookup indexes after its rows', () => {
       // built again: the primary key and the index by contract and block stayed as they were
       expect(rebuilt(before, after)).toEqual([...DEFERRABLE_INDEXES]);
       expect(await unbuilt(target.warehouse)).toEqual([]);
-      expect(log.text()).toContain('"msg":"first load into an empty token_transfers: its lookup indexes are built after its rows"');
+      expect(log.text()).toMatch(/"msg":"first load into an empty token_transfers: its lookup indexes are built after its rows".*"autovacuum":"paused till then"/);
+      // autovacuum paused for the load is resumed with the builds: the table has no setting of its own again
+      expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
       expect(log.text()).toMatch(/"msg":"built the lookup indexes".*"indexes":\["token_transfers_block_hash","token_transfers_from","token_transfers_to"\]/);
 
       // a later run, into a warehouse that holds rows, keeps them up row by row; a re-read changes no row
@@ -126,12 +128,15 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect((await warehouseTransfers(target.warehouse)).length).toBeLessThan(dataset.transfers.length);
       expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
       expect([...(await indexesOf(target.warehouse)).keys()]).toEqual(['token_transfers_contract_block', 'token_transfers_pkey']);
+      expect(await autovacuumSetting(target.warehouse.db)).toBe('false');
 
       const status = await runCli(['status'], { env });
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toContain('indexes:     token_transfers_block_hash, token_transfers_from, token_transfers_to not built yet');
-      const statusJson = await runCli(['status', '--json'], { env });
-      expect(JSON.parse(statusJson.stdout).unbuiltIndexes.map((i: { name: string }) => i.name)).toEqual([...DEFERRABLE_INDEXES]);
+      expect(status.stdout).toContain('autovacuum:  paused on token_transfers by the first load of run #1; it resumes once the lookup indexes are built');
+      const statusJson = JSON.parse((await runCli(['status', '--json'], { env })).stdout);
+      expect(statusJson.unbuiltIndexes.map((i: { name: string }) => i.name)).toEqual([...DEFERRABLE_INDEXES]);
+      expect(statusJson.pausedAutovacuum).toMatchObject({ runId: '1' });
 
       const next = await runCli(['run', file], { env: { ...env, LOG_LEVEL: 'info' } });
       expect(next.code, next.stderr).toBe(0);
@@ -139,6 +144,29 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
+    });
+  });
+
+  it('another run that starts while a first load has them dropped builds them before it reads, and the load still ends exact', async () => {
+    await inFreshWarehouse('deferred_during', async ({ target, before, jobFile }) => {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+      // slower than SLOW: the other run starts and reaches its builds well inside the load
+      const { result } = await runUnderway(target, await jobFile('loading', { ...SLOW, requestsPerSecond: 10 }), env);
+      const other = await runCli(['run', await jobFile('other')], { env });
+      expect(other.code, other.stderr).toBe(0);
+      const otherLog = other.stderr;
+      expect(otherLog).toMatch(/"msg":"built the lookup indexes a first load had dropped"/);
+      expect(otherLog.indexOf('built the lookup indexes a first load had dropped')).toBeLessThan(otherLog.indexOf('"msg":"contract read"'));
+      // the first load was still going when the other run built them: it ends with nothing left to build
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
+      const load = await result;
+      expect(load.code, load.stderr).toBe(0);
+      expect(load.stderr).not.toContain('"msg":"built the lookup indexes"');
+      expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
     });
   });
 
@@ -152,6 +180,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(stopped.stderr).toContain('"msg":"the run stopped: building the lookup indexes its first load dropped before it ends"');
       expect((await warehouseTransfers(target.warehouse)).length).toBeLessThan(dataset.transfers.length);
       expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
     });
   });
@@ -168,6 +197,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(worker.stderr).toMatch(/"msg":"built the lookup indexes a first load had dropped"/);
       expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
       expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
     });
   });
@@ -177,13 +207,53 @@ describe('a first load builds its lookup indexes after its rows', () => {
     try {
       const before = await indexesOf(target.warehouse);
       // what a first load does before its first row, as a run killed right after it leaves it
-      expect(await prepareIndexes(target.warehouse.db, { defer: true, runId: '1' })).toEqual({ deferred: [...DEFERRABLE_INDEXES], rebuilt: [] });
+      expect(await prepareIndexes(target.warehouse.db, { defer: true, runId: '1' })).toEqual({ deferred: [...DEFERRABLE_INDEXES], rebuilt: [], autovacuumPaused: true });
       expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
+      expect(await autovacuumSetting(target.warehouse.db)).toBe('false');
       const migrated = await runCli(['migrate'], { env: { DATABASE_URL: target.url } });
       expect(migrated.code, migrated.stderr).toBe(0);
       expect(migrated.stdout).toContain('built the lookup indexes a first load had dropped: token_transfers_block_hash, token_transfers_from, token_transfers_to');
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it("leaves token_transfers' own autovacuum setting as it is, and pauses it only once for a load stopped and begun again", async () => {
+    const target = await migratedWarehouse('deferred_autovacuum');
+    const { db } = target.warehouse;
+    try {
+      for (const own of ['true', 'off']) {
+        await sql.raw(`ALTER TABLE token_transfers SET (autovacuum_enabled = ${own})`).execute(db);
+        expect(await prepareIndexes(db, { defer: true, runId: '1' })).toEqual({ deferred: [...DEFERRABLE_INDEXES], rebuilt: [] });
+        expect(await autovacuumSetting(db)).toBe(own);
+        expect(await rebuildDeferredIndexes(db)).toEqual([...DEFERRABLE_INDEXES]);
+        expect(await autovacuumSetting(db)).toBe(own);
+      }
+      await sql`ALTER TABLE token_transfers RESET (autovacuum_enabled)`.execute(db);
+      // a first load stopped before its first row, then another: paused by the first, resumed once by the second's builds
+      expect((await prepareIndexes(db, { defer: true, runId: '1' })).autovacuumPaused).toBe(true);
+      expect((await prepareIndexes(db, { defer: true, runId: '2' })).autovacuumPaused).toBe(true);
+      expect(await autovacuumSetting(db)).toBe('false');
+      expect(await rebuildDeferredIndexes(db)).toEqual([...DEFERRABLE_INDEXES]);
+      expect(await autovacuumSetting(db)).toBeUndefined();
+
+      // code older than the pause builds the indexes and forgets them, not the pause: the next run resumes it
+      await prepareIndexes(db, { defer: true, runId: '3' });
+      for (const build of [
+        'CREATE INDEX token_transfers_block_hash ON token_transfers (block_hash, chain_id)',
+        'CREATE INDEX token_transfers_from ON token_transfers (from_address)',
+        'CREATE INDEX token_transfers_to ON token_transfers (to_address)',
+      ]) {
+        await sql.raw(build).execute(db);
+      }
+      await db.deleteFrom('deferred_indexes').execute();
+      expect(await autovacuumSetting(db)).toBe('false');
+      expect(await prepareIndexes(db, { defer: false, runId: '4' })).toEqual({ deferred: [], rebuilt: [] });
+      expect(await autovacuumSetting(db)).toBeUndefined();
+      expect(await db.selectFrom('paused_autovacuum').selectAll().execute()).toEqual([]);
     } finally {
       await target.drop();
     }

@@ -15,7 +15,7 @@ import { lacksPrivilege } from '../warehouse/pg-errors.ts';
 import { contractStatus, type ContractStatus } from '../warehouse/status.ts';
 import { coveredBounds } from '../warehouse/coverage.ts';
 import { queueStatus, type QueueStatus } from '../queue/queue-status.ts';
-import { unbuiltIndexes } from '../warehouse/deferred-indexes.ts';
+import { pausedAutovacuum, unbuiltIndexes } from '../warehouse/deferred-indexes.ts';
 import type { ConnectionFlags } from './connection-flags.ts';
 import { ensureMigrated } from './exporter.ts';
 import { skippedText } from './summary.ts';
@@ -63,6 +63,10 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     const unbuilt = await unbuiltIndexes(warehouse.db).catch((err: unknown) => {
       throw describeConnectionError(err);
     });
+    // and autovacuum it paused on token_transfers meanwhile
+    const paused = await pausedAutovacuum(warehouse.db).catch((err: unknown) => {
+      throw describeConnectionError(err);
+    });
     const endpoint = await chainHead(flags, logger, job?.source ?? 'any');
     const chains = [...new Set(contracts.map((c) => c.chainId))];
     if (flags.json) {
@@ -80,6 +84,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
             queue: queue ?? null,
             ...(queueUnreadable && { queueUnreadable }),
             ...(unbuilt?.length && { unbuiltIndexes: unbuilt }),
+            ...(paused && { pausedAutovacuum: paused }),
           },
           null,
           2,
@@ -115,6 +120,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     if (queue) process.stdout.write(queueText(queue));
     if (queueUnreadable) process.stdout.write(`queue: not readable by this role (${queueUnreadable})\n`);
     if (unbuilt?.length) process.stdout.write(unbuiltText(unbuilt));
+    if (paused) process.stdout.write(pausedText(paused));
   } finally {
     await warehouse.close();
   }
@@ -127,6 +133,12 @@ function unbuiltText(unbuilt: NonNullable<Awaited<ReturnType<typeof unbuiltIndex
     `indexes:     ${unbuilt.map((i) => i.name).join(', ')} not built yet: the first load of ${runs} builds them after its rows; ` +
     'if it stopped before, the next run or `erc20-etl migrate` (as the owner of the tables) builds them\n'
   );
+}
+
+/** Autovacuum a first load paused on token_transfers, and who resumes it. */
+function pausedText(paused: NonNullable<Awaited<ReturnType<typeof pausedAutovacuum>>>): string {
+  const run = paused.runId === null ? 'a run' : `run #${paused.runId}`;
+  return `autovacuum:  paused on token_transfers by the first load of ${run}; it resumes once the lookup indexes are built (the same runs build them)\n`;
 }
 
 /** Who finishes the blocks in progress: the last run while it works, else the next. */

@@ -18,7 +18,14 @@ export async function prepareLookupIndexes(deps: RunnerDeps, job: Readonly<JobCo
   const started = deps.clock.now();
   const plan = await retried(deps, job.name, 'preparing the lookup indexes', () => prepareIndexes(deps.warehouse.db, o), stop);
   const log = { job: job.name, run: o.runId };
-  if (plan.deferred.length) deps.logger.info({ msg: 'first load into an empty token_transfers: its lookup indexes are built after its rows', ...log, indexes: plan.deferred });
+  if (plan.deferred.length) {
+    deps.logger.info({
+      msg: 'first load into an empty token_transfers: its lookup indexes are built after its rows',
+      ...log,
+      indexes: plan.deferred,
+      ...(plan.autovacuumPaused && { autovacuum: 'paused till then' }),
+    });
+  }
   if (plan.kept) deps.logger.info({ msg: 'first load keeps the lookup indexes up row by row', ...log, reason: plan.kept });
   if (plan.rebuilt.length) deps.logger.warn({ msg: 'built the lookup indexes a first load had dropped', ...log, indexes: plan.rebuilt, ms: deps.clock.now() - started });
   if (plan.unbuilt?.length) {

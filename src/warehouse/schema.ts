@@ -179,6 +179,7 @@ export interface Database {
   export_run_skipped_logs: ExportRunSkippedLogsTable;
   export_run_rows: ExportRunRowsTable;
   deferred_indexes: DeferredIndexesTable;
+  paused_autovacuum: PausedAutovacuumTable;
 }
 
 /** A lookup index of token_transfers a first load dropped, to build after its rows (migration 0013). */
@@ -188,6 +189,13 @@ export interface DeferredIndexesTable {
   definition: string;
   run_id: BigintColumn | null;
   dropped_at: Generated<Date>;
+}
+
+/** Autovacuum a first load paused on a table while its lookup indexes are dropped (migration 0014). */
+export interface PausedAutovacuumTable {
+  table_name: string;
+  run_id: BigintColumn | null;
+  paused_at: Generated<Date>;
 }
 
 /** The `eth_getLogs` range a node source learned, per job and endpoint host, never the URL (migration 0007). */
