@@ -18,5 +18,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  // a pause still recorded is resumed first: without the table, nothing would tell it from a setting of the user's
+  await sql`
+    DO $$ BEGIN
+      IF to_regclass('paused_autovacuum') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM paused_autovacuum WHERE table_name = 'token_transfers') THEN
+          ALTER TABLE token_transfers RESET (autovacuum_enabled);
+        END IF;
+      END IF;
+    END $$`.execute(db);
   await sql`DROP TABLE IF EXISTS paused_autovacuum`.execute(db);
 }

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
+import { migrationsFrom, MIGRATIONS_DIR } from '../src/warehouse/migrate.ts';
 import { autovacuumSetting, DEFERRABLE_INDEXES, prepareIndexes, rebuildDeferredIndexes } from '../src/warehouse/deferred-indexes.ts';
 import { waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
@@ -229,7 +230,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
         await sql.raw(`ALTER TABLE token_transfers SET (autovacuum_enabled = ${own})`).execute(db);
         expect(await prepareIndexes(db, { defer: true, runId: '1' })).toEqual({ deferred: [...DEFERRABLE_INDEXES], rebuilt: [] });
         expect(await autovacuumSetting(db)).toBe(own);
-        expect(await rebuildDeferredIndexes(db)).toEqual([...DEFERRABLE_INDEXES]);
+        expect(await rebuildDeferredIndexes(db)).toEqual({ built: [...DEFERRABLE_INDEXES], resumed: false });
         expect(await autovacuumSetting(db)).toBe(own);
       }
       await sql`ALTER TABLE token_transfers RESET (autovacuum_enabled)`.execute(db);
@@ -237,7 +238,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect((await prepareIndexes(db, { defer: true, runId: '1' })).autovacuumPaused).toBe(true);
       expect((await prepareIndexes(db, { defer: true, runId: '2' })).autovacuumPaused).toBe(true);
       expect(await autovacuumSetting(db)).toBe('false');
-      expect(await rebuildDeferredIndexes(db)).toEqual([...DEFERRABLE_INDEXES]);
+      expect(await rebuildDeferredIndexes(db)).toEqual({ built: [...DEFERRABLE_INDEXES], resumed: true });
       expect(await autovacuumSetting(db)).toBeUndefined();
 
       // code older than the pause builds the indexes and forgets them, not the pause: the next run resumes it
@@ -251,9 +252,33 @@ describe('a first load builds its lookup indexes after its rows', () => {
       }
       await db.deleteFrom('deferred_indexes').execute();
       expect(await autovacuumSetting(db)).toBe('false');
-      expect(await prepareIndexes(db, { defer: false, runId: '4' })).toEqual({ deferred: [], rebuilt: [] });
+      expect(await prepareIndexes(db, { defer: false, runId: '4' })).toEqual({ deferred: [], rebuilt: [], autovacuumResumed: true });
       expect(await autovacuumSetting(db)).toBeUndefined();
       expect(await db.selectFrom('paused_autovacuum').selectAll().execute()).toEqual([]);
+
+      // a pause left so, and a first load with no index to drop (changed by a user, or gone): it is not kept for the load
+      await prepareIndexes(db, { defer: true, runId: '5' });
+      await db.deleteFrom('deferred_indexes').execute();
+      await sql`CREATE INDEX token_transfers_from ON token_transfers USING hash (from_address)`.execute(db);
+      expect(await prepareIndexes(db, { defer: true, runId: '6' })).toEqual({ deferred: [], rebuilt: [], autovacuumResumed: true });
+      expect(await autovacuumSetting(db)).toBeUndefined();
+      await sql`DROP INDEX token_transfers_from`.execute(db);
+      await sql`CREATE INDEX token_transfers_from ON token_transfers (from_address)`.execute(db);
+      for (const build of [
+        'CREATE INDEX token_transfers_block_hash ON token_transfers (block_hash, chain_id)',
+        'CREATE INDEX token_transfers_to ON token_transfers (to_address)',
+      ]) {
+        await sql.raw(build).execute(db);
+      }
+
+      // migrating down past 0014 resumes a pause still recorded before it drops the record
+      await prepareIndexes(db, { defer: true, runId: '7' });
+      expect(await autovacuumSetting(db)).toBe('false');
+      const down = await new Migrator({ db, provider: migrationsFrom(MIGRATIONS_DIR) }).migrateTo('0013_deferred_indexes');
+      expect(down.error).toBeUndefined();
+      expect(await autovacuumSetting(db)).toBeUndefined();
+      const { rows } = await sql<{ table: string | null }>`SELECT to_regclass('paused_autovacuum')::text AS table`.execute(db);
+      expect(rows[0]?.table).toBeNull();
     } finally {
       await target.drop();
     }

@@ -53,8 +53,9 @@ export async function migrate(flags: ConnectionFlags & { chainId?: string }): Pr
       }
     }
     // lookup indexes a first load dropped (one that was stopped, or one still going: it goes on with them): the owner builds them now
-    const built = await rebuildDeferredIndexes(warehouse.db);
+    const { built, resumed } = await rebuildDeferredIndexes(warehouse.db);
     if (built.length) process.stdout.write(`erc20-etl migrate: built the lookup indexes a first load had dropped: ${built.join(', ')}\n`);
+    if (resumed) process.stdout.write('erc20-etl migrate: resumed autovacuum on token_transfers, which a first load had paused\n');
     await installQueue(settings.databaseUrl!, logger);
     process.stdout.write('erc20-etl migrate: the task queue (schema graphile_worker) is ready\n');
   } finally {

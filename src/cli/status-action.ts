@@ -120,7 +120,7 @@ export async function printStatus(file: string | undefined, flags: ConnectionFla
     if (queue) process.stdout.write(queueText(queue));
     if (queueUnreadable) process.stdout.write(`queue: not readable by this role (${queueUnreadable})\n`);
     if (unbuilt?.length) process.stdout.write(unbuiltText(unbuilt));
-    if (paused) process.stdout.write(pausedText(paused));
+    if (paused) process.stdout.write(pausedText(paused, (unbuilt?.length ?? 0) > 0));
   } finally {
     await warehouse.close();
   }
@@ -136,9 +136,12 @@ function unbuiltText(unbuilt: NonNullable<Awaited<ReturnType<typeof unbuiltIndex
 }
 
 /** Autovacuum a first load paused on token_transfers, and who resumes it. */
-function pausedText(paused: NonNullable<Awaited<ReturnType<typeof pausedAutovacuum>>>): string {
+function pausedText(paused: NonNullable<Awaited<ReturnType<typeof pausedAutovacuum>>>, unbuilt: boolean): string {
   const run = paused.runId === null ? 'a run' : `run #${paused.runId}`;
-  return `autovacuum:  paused on token_transfers by the first load of ${run}; it resumes once the lookup indexes are built (the same runs build them)\n`;
+  return (
+    `autovacuum:  paused on token_transfers by the first load of ${run}; ` +
+    (unbuilt ? 'it resumes once the lookup indexes are built (the same runs build them)\n' : 'the next run by the owner of the tables, or `erc20-etl migrate`, resumes it\n')
+  );
 }
 
 /** Who finishes the blocks in progress: the last run while it works, else the next. */

@@ -28,6 +28,7 @@ export async function prepareLookupIndexes(deps: RunnerDeps, job: Readonly<JobCo
   }
   if (plan.kept) deps.logger.info({ msg: 'first load keeps the lookup indexes up row by row', ...log, reason: plan.kept });
   if (plan.rebuilt.length) deps.logger.warn({ msg: 'built the lookup indexes a first load had dropped', ...log, indexes: plan.rebuilt, ms: deps.clock.now() - started });
+  if (plan.autovacuumResumed) deps.logger.warn({ msg: 'resumed autovacuum on token_transfers, which a first load had paused', ...log });
   if (plan.unbuilt?.length) {
     // queries by block hash (closing a range) scan the whole table until they are built
     deps.logger.error({ msg: `lookup indexes a first load dropped are not built, and this role cannot build them: ${MIGRATE_AS_OWNER}`, ...log, indexes: plan.unbuilt });
@@ -44,9 +45,11 @@ export async function buildLookupIndexes(deps: RunnerDeps, job: Readonly<JobConf
   const log = { job: job.name, run: runId };
   if (ending) deps.logger.info({ msg: `the run ${ending}: building the lookup indexes its first load dropped before it ends`, ...log, indexes: plan.deferred });
   const started = deps.clock.now();
-  const built = await (deps.budget ?? NO_BUDGET).time('copy', () => retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db)));
+  const { built, resumed } = await (deps.budget ?? NO_BUDGET).time('copy', () =>
+    retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db)),
+  );
   // none: another run built them meanwhile, or this one's earlier attempt did (its answer was lost)
-  if (built.length) deps.logger.info({ msg: 'built the lookup indexes', ...log, indexes: built, ms: deps.clock.now() - started });
+  if (built.length) deps.logger.info({ msg: 'built the lookup indexes', ...log, indexes: built, ms: deps.clock.now() - started, ...(resumed && { autovacuum: 'resumed' }) });
 }
 
 /** What a run that could not build its lookup indexes says, with what to do. */

@@ -26,13 +26,13 @@ export const DEFERRABLE_INDEXES: readonly string[] = LOOKUP_INDEXES.map((i) => i
 
 /**
  * A first load pauses autovacuum on token_transfers while it fills the table, as it defers the lookup indexes: a stock
- * server's autovacuum (on by default) vacuums and analyzes a table that many inserts have changed, again and again as
- * the load commits, where a plain COPY commits once. Measured on PostgreSQL 15 with autovacuum on, 1,000,000 transfers,
- * nine pairs: autovacuum vacuumed the table during six of the nine loads without the pause; those nine took 15.42 s on
- * average (PostgreSQL's CPU 13.19 s), the paused ones 15.04 s (12.69 s) (bench/NOTES.md, "An eighteenth day"). The
- * pause is recorded in paused_autovacuum with the setting; the build that forgets the indexes resumes it (`RESUME_AUTOVACUUM`: the table's
- * own setting is gone again, so the server's applies), and autovacuum then visits the loaded table once. A table with
- * an `autovacuum_enabled` setting of its own is left as it is.
+ * server's autovacuum (on by default) vacuums a table that many inserts have changed, which it sees as the load
+ * commits, where a plain COPY commits once. Measured on PostgreSQL 15 with autovacuum on, 1,000,000 transfers,
+ * nine pairs: autovacuum had vacuumed the table after six of the nine loads without the pause; those nine took
+ * 15.42 s on average (PostgreSQL's CPU 13.19 s), the paused ones 15.04 s (12.69 s) (bench/NOTES.md, "An eighteenth
+ * day"). The pause is recorded in paused_autovacuum with the setting; the build that forgets the indexes resumes it
+ * (`RESUME_AUTOVACUUM`: the table's own setting is gone again, so the server's applies), and autovacuum then visits
+ * the loaded table once. A table with an `autovacuum_enabled` setting of its own is left as it is.
  */
 const PAUSE_AUTOVACUUM = 'ALTER TABLE token_transfers SET (autovacuum_enabled = false)';
 const RESUME_AUTOVACUUM = 'ALTER TABLE token_transfers RESET (autovacuum_enabled)';
@@ -55,6 +55,8 @@ export interface IndexPlan {
   unbuilt?: string[];
   /** Autovacuum on token_transfers is paused till the deferred indexes are built (`PAUSE_AUTOVACUUM`). */
   autovacuumPaused?: true;
+  /** A pause a first load left (stopped, or built by code older than the pause) was resumed now. */
+  autovacuumResumed?: true;
 }
 
 /**
@@ -83,8 +85,8 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
     return await db.transaction().execute(async (trx) => {
       const left = await lockedRecords(trx);
       if (!o.defer || !(await holdsNoRow(trx))) {
-        await buildAll(trx, left);
-        return { deferred: [], rebuilt: left.map((i) => i.name) };
+        const resumed = await buildAll(trx, left);
+        return { deferred: [], rebuilt: left.map((i) => i.name), ...(resumed && { autovacuumResumed: true as const }) };
       }
       const present = await definitions(trx);
       dropping = true;
@@ -104,6 +106,8 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
         droppedHere = true;
       }
       const deferred = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+      // none to build after the rows (each changed by a user, say): a pause left from before is not kept for the load
+      if (!deferred.length) return { deferred: [], rebuilt: [], ...((await buildAll(trx, [])) && { autovacuumResumed: true as const }) };
       // paused by a first load stopped before its first row, or by this one: the exclusive lock its drops took is
       // held, so the setting waits for no one
       let paused = await isPaused(trx);
@@ -125,15 +129,16 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
 
 /**
  * Builds every index deferred_indexes lists (a first load's, once its chunks are read; or one a stopped load left)
- * and forgets it, each in the same transaction as its build. Resolves to the names built.
+ * and forgets it, each in the same transaction as its build, then resumes autovacuum a first load paused. Resolves to
+ * the names built and whether a pause was resumed.
  *
- * @example await rebuildDeferredIndexes(db) // → ['token_transfers_block_hash', 'token_transfers_from', 'token_transfers_to']
+ * @example await rebuildDeferredIndexes(db) // → { built: ['token_transfers_block_hash', 'token_transfers_from', 'token_transfers_to'], resumed: true }
  */
-export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<string[]> {
+export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<{ built: string[]; resumed: boolean }> {
   return db.transaction().execute(async (trx) => {
     const left = await lockedRecords(trx);
-    await buildAll(trx, left);
-    return left.map((i) => i.name);
+    const resumed = await buildAll(trx, left);
+    return { built: left.map((i) => i.name), resumed };
   });
 }
 
@@ -194,13 +199,14 @@ async function lockedRecords(trx: Kysely<Database>): Promise<{ name: string }[]>
 
 /**
  * Builds the recorded indexes and forgets them, then resumes autovacuum a first load paused (also when code older than
- * the pause built them: it forgets the indexes, not the pause).
+ * the pause built them: it forgets the indexes, not the pause). Resolves to whether a pause was recorded and forgotten.
  */
-async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<void> {
+async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<boolean> {
   await buildRecorded(trx, left);
   const resumed = await trx.deleteFrom('paused_autovacuum').where('table_name', '=', 'token_transfers').returning('table_name').execute();
   // a setting someone changed meanwhile (autovacuum_enabled true, or false written otherwise) is theirs: kept
   if (resumed.length && (await autovacuumSetting(trx)) === 'false') await sql.raw(RESUME_AUTOVACUUM).execute(trx);
+  return resumed.length > 0;
 }
 
 async function buildRecorded(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<void> {
