@@ -110,7 +110,7 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
       if (!deferred.length) return { deferred: [], rebuilt: [], ...((await buildAll(trx, [])) && { autovacuumResumed: true as const }) };
       // paused by a first load stopped before its first row, or by this one: the exclusive lock its drops took is
       // held, so the setting waits for no one
-      let paused = await isPaused(trx);
+      let paused = (await pauseRecord(trx)) !== undefined;
       if (droppedHere && !paused && (await autovacuumSetting(trx)) === undefined) {
         await trx.insertInto('paused_autovacuum').values({ table_name: 'token_transfers', run_id: o.runId }).execute();
         await sql.raw(PAUSE_AUTOVACUUM).execute(trx);
@@ -158,7 +158,7 @@ export async function unbuiltIndexes(db: Kysely<Database>): Promise<{ name: stri
  */
 export async function pausedAutovacuum(db: Kysely<Database>): Promise<{ runId: string | null; pausedAt: Date } | null | undefined> {
   if (!(await readable(db, 'paused_autovacuum'))) return undefined;
-  const row = await db.selectFrom('paused_autovacuum').select(['run_id', 'paused_at']).where('table_name', '=', 'token_transfers').executeTakeFirst();
+  const row = await pauseRecord(db);
   return row ? { runId: row.run_id, pausedAt: row.paused_at } : null;
 }
 
@@ -224,10 +224,9 @@ async function buildRecorded(trx: Kysely<Database>, left: readonly { name: strin
   }
 }
 
-/** Whether a first load's pause of autovacuum on token_transfers is recorded (paused_autovacuum). */
-async function isPaused(db: Kysely<Database>): Promise<boolean> {
-  const row = await db.selectFrom('paused_autovacuum').select('run_id').where('table_name', '=', 'token_transfers').executeTakeFirst();
-  return row !== undefined;
+/** The record of a first load's pause of autovacuum on token_transfers (paused_autovacuum), if any. */
+function pauseRecord(db: Kysely<Database>) {
+  return db.selectFrom('paused_autovacuum').select(['run_id', 'paused_at']).where('table_name', '=', 'token_transfers').executeTakeFirst();
 }
 
 /** token_transfers' own `autovacuum_enabled` setting as its storage parameters hold it (`false`, `true`, `off`, …), or undefined. */
