@@ -45,7 +45,7 @@ export function benchHeaderHashing(): HeaderHashingFigures {
   return measureHeaderVerification(headers);
 }
 
-/** @example formatHeaderHashing({ headersPerSecond: 35820.4, … }) // → 'header verification: 35,820 headers/s (hash-wasm keccak, @ethereumjs/rlp)' */
+/** @example formatHeaderHashing({ headersPerSecond: 35820.4, … }) // → 'header verification: 35,820 headers/s (hash-wasm keccak, RLP written in place)' */
 export function formatHeaderHashing(figures: Readonly<HeaderHashingFigures>): string {
-  return `header verification: ${Math.round(figures.headersPerSecond).toLocaleString('en-US')} headers/s (hash-wasm keccak, @ethereumjs/rlp)`;
+  return `header verification: ${Math.round(figures.headersPerSecond).toLocaleString('en-US')} headers/s (hash-wasm keccak, RLP written in place)`;
 }
