@@ -3,12 +3,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator, sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
 import { migrationsFrom, MIGRATIONS_DIR } from '../src/warehouse/migrate.ts';
 import { autovacuumSetting, DEFERRABLE_INDEXES, lookupIndex, prepareIndexes, rebuildDeferredIndexes } from '../src/warehouse/deferred-indexes.ts';
+import { systemClock } from '../src/common/clock.ts';
+import { buildLookupIndexes, prepareLookupIndexes } from '../src/pipeline/lookup-indexes.ts';
 import { waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
@@ -226,6 +229,50 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(await unbuilt(target.warehouse)).toEqual([]);
       expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
     } finally {
+      await target.drop();
+    }
+  });
+
+  it('keeps them up while another session holds token_transfers past the lock timeout, and builds after its rows those a stopped first load dropped', async () => {
+    const target = await migratedWarehouse('deferred_locked');
+    const { db } = target.warehouse;
+    const holder = new pg.Client({ connectionString: target.url });
+    await holder.connect();
+    try {
+      const before = await indexesOf(target.warehouse);
+      // a long read of the table in another session: the drops wait for it 2 s, then the load keeps the indexes
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE token_transfers IN ACCESS SHARE MODE');
+      const kept = { deferred: [], rebuilt: [], kept: 'another session held token_transfers for more than 2s' };
+      expect(await prepareIndexes(db, { defer: true, runId: '1' })).toEqual(kept);
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(await autovacuumSetting(db)).toBeUndefined();
+
+      // one dropped by a first load stopped before its first row stays dropped: this load builds it after its rows
+      await holder.query('ROLLBACK');
+      const [first] = DEFERRABLE_INDEXES;
+      await db
+        .insertInto('deferred_indexes')
+        .values({ name: first!, definition: before.get(first!)!.definition, run_id: '2' })
+        .execute();
+      await sql.raw(lookupIndex(first!).drop).execute(db);
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE token_transfers IN ACCESS SHARE MODE');
+      const log = captureLogger();
+      const deps = { warehouse: target.warehouse, logger: log.logger, clock: systemClock };
+      const plan = await prepareLookupIndexes(deps, wholeJob('locked'), { runId: '3', defer: true });
+      expect(plan).toEqual({ ...kept, deferred: [first] });
+      const others = DEFERRABLE_INDEXES.slice(1);
+      expect(log.text()).toMatch(new RegExp(`"msg":"first load into an empty token_transfers: its lookup indexes are built after its rows".*"indexes":\\["${first}"\\]`));
+      expect(log.text()).toMatch(new RegExp(`"msg":"first load keeps the other lookup indexes up row by row".*"indexes":\\[${others.map((n) => `"${n}"`).join(',')}\\]`));
+      await holder.query('ROLLBACK');
+      await buildLookupIndexes(deps, wholeJob('locked'), '3', plan);
+      expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+      expect(log.text()).toMatch(new RegExp(`"msg":"built the lookup indexes".*"indexes":\\["${first}"\\]`));
+    } finally {
+      await holder.end();
       await target.drop();
     }
   });

@@ -1,8 +1,11 @@
 import type { JobConfig } from '../config/job-schema.ts';
 import { NO_BUDGET } from '../common/time-budget.ts';
-import { prepareIndexes, rebuildDeferredIndexes, type IndexPlan } from '../warehouse/deferred-indexes.ts';
+import { DEFERRABLE_INDEXES, prepareIndexes, rebuildDeferredIndexes, type IndexPlan } from '../warehouse/deferred-indexes.ts';
 import type { RunnerDeps } from './chunk-runner.ts';
 import { retried } from './retried.ts';
+
+/** What the index steps of a run use of its dependencies. */
+type IndexDeps = Pick<RunnerDeps, 'warehouse' | 'logger' | 'clock' | 'budget'>;
 
 const MIGRATE_AS_OWNER = 'run `erc20-etl migrate` as the role that owns the tables to build them';
 
@@ -14,7 +17,7 @@ const MIGRATE_AS_OWNER = 'run `erc20-etl migrate` as the role that owns the tabl
  *
  * @example const plan = await prepareLookupIndexes(deps, job, { runId: '7', defer: !job.keepIndexes }, stop);
  */
-export async function prepareLookupIndexes(deps: RunnerDeps, job: Readonly<JobConfig>, o: { runId: string; defer: boolean }, stop?: AbortSignal): Promise<IndexPlan> {
+export async function prepareLookupIndexes(deps: IndexDeps, job: Readonly<JobConfig>, o: { runId: string; defer: boolean }, stop?: AbortSignal): Promise<IndexPlan> {
   const started = deps.clock.now();
   const plan = await retried(deps, job.name, 'preparing the lookup indexes', () => prepareIndexes(deps.warehouse.db, o), stop);
   const log = { job: job.name, run: o.runId };
@@ -26,7 +29,12 @@ export async function prepareLookupIndexes(deps: RunnerDeps, job: Readonly<JobCo
       ...(plan.autovacuumPaused && { autovacuum: 'paused till then' }),
     });
   }
-  if (plan.kept) deps.logger.info({ msg: 'first load keeps the lookup indexes up row by row', ...log, reason: plan.kept });
+  if (plan.kept) {
+    const keptUp = DEFERRABLE_INDEXES.filter((name) => !plan.deferred.includes(name));
+    // some dropped by a first load stopped before its first row, the others kept up: the line above names those
+    const some = plan.deferred.length > 0;
+    deps.logger.info({ msg: `first load keeps ${some ? 'the other' : 'the'} lookup indexes up row by row`, ...log, reason: plan.kept, ...(some && { indexes: keptUp }) });
+  }
   if (plan.rebuilt.length) deps.logger.warn({ msg: 'built the lookup indexes a first load had dropped', ...log, indexes: plan.rebuilt, ms: deps.clock.now() - started });
   if (plan.autovacuumResumed) deps.logger.warn({ msg: 'resumed autovacuum on token_transfers, which a first load had paused', ...log });
   if (plan.unbuilt?.length) {
@@ -40,7 +48,7 @@ export async function prepareLookupIndexes(deps: RunnerDeps, job: Readonly<JobCo
  * Once the chunks are read (or the run stopped or failed): builds the indexes `prepareLookupIndexes` deferred, timed as
  * COPY work. A run that stops says it builds them first, since that can take a while on a large table.
  */
-export async function buildLookupIndexes(deps: RunnerDeps, job: Readonly<JobConfig>, runId: string, plan: IndexPlan, ending?: 'stopped' | 'failed'): Promise<void> {
+export async function buildLookupIndexes(deps: IndexDeps, job: Readonly<JobConfig>, runId: string, plan: IndexPlan, ending?: 'stopped' | 'failed'): Promise<void> {
   if (!plan.deferred.length) return;
   const log = { job: job.name, run: runId };
   if (ending) deps.logger.info({ msg: `the run ${ending}: building the lookup indexes its first load dropped before it ends`, ...log, indexes: plan.deferred });

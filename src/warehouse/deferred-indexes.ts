@@ -49,7 +49,10 @@ export interface IndexPlan {
   deferred: string[];
   /** Indexes a first load had dropped (one that was stopped, or one still going), built now. */
   rebuilt: string[];
-  /** Why a first load keeps them: the role does not own token_transfers, or another session held it. */
+  /**
+   * Why a first load keeps them: the role does not own token_transfers, or another session held it (then any that a
+   * first load stopped before its first row had dropped are `deferred` all the same).
+   */
   kept?: string;
   /** Indexes a first load dropped that this role cannot build (it does not own token_transfers), when it may read which. */
   unbuilt?: string[];
@@ -119,9 +122,11 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
       return { deferred: deferred.map((i) => i.name), rebuilt: [], ...(paused && { autovacuumPaused: true as const }) };
     });
   } catch (err) {
-    // 55P03 lock_not_available while dropping: a session holds token_transfers (a long query, say); the load keeps them
+    // 55P03 lock_not_available while dropping: a session holds token_transfers (a long query, say); the load keeps up
+    // those it found, and builds after its rows any that a first load stopped before its first row had dropped
     if (dropping && (err as { code?: string }).code === '55P03') {
-      return { deferred: [], rebuilt: [], kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}` };
+      const left = await db.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+      return { deferred: left.map((i) => i.name), rebuilt: [], kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}` };
     }
     throw err;
   }
