@@ -18,5 +18,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  // indexes still recorded (a first load going on, or killed) are built first: without the table, nothing would build
+  // them again; each as 0001 and 0009 made it, from this file, never from the recorded text
+  await sql`
+    DO $$ BEGIN
+      IF to_regclass('deferred_indexes') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM deferred_indexes WHERE name = 'token_transfers_block_hash') AND to_regclass('token_transfers_block_hash') IS NULL THEN
+          CREATE INDEX token_transfers_block_hash ON token_transfers (block_hash, chain_id);
+        END IF;
+        IF EXISTS (SELECT 1 FROM deferred_indexes WHERE name = 'token_transfers_from') AND to_regclass('token_transfers_from') IS NULL THEN
+          CREATE INDEX token_transfers_from ON token_transfers (from_address);
+        END IF;
+        IF EXISTS (SELECT 1 FROM deferred_indexes WHERE name = 'token_transfers_to') AND to_regclass('token_transfers_to') IS NULL THEN
+          CREATE INDEX token_transfers_to ON token_transfers (to_address);
+        END IF;
+      END IF;
+    END $$`.execute(db);
   await sql`DROP TABLE IF EXISTS deferred_indexes`.execute(db);
 }

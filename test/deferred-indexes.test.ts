@@ -277,10 +277,11 @@ describe('a first load builds its lookup indexes after its rows', () => {
     }
   });
 
-  it("leaves token_transfers' own autovacuum setting as it is, and pauses it only once for a load stopped and begun again", async () => {
+  it("leaves token_transfers' own autovacuum setting as it is, pauses it only once for a load stopped and begun again, and migrating down resumes it and builds the indexes still dropped", async () => {
     const target = await migratedWarehouse('deferred_autovacuum');
     const { db } = target.warehouse;
     try {
+      const asMigrated = new Map(definitions(await indexesOf(target.warehouse)) as [string, string][]);
       for (const own of ['true', 'off']) {
         await sql.raw(`ALTER TABLE token_transfers SET (autovacuum_enabled = ${own})`).execute(db);
         expect(await prepareIndexes(db, { defer: true, runId: '1' })).toEqual({ deferred: [...DEFERRABLE_INDEXES], rebuilt: [] });
@@ -322,6 +323,17 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(await autovacuumSetting(db)).toBeUndefined();
       const { rows } = await sql<{ table: string | null }>`SELECT to_regclass('paused_autovacuum')::text AS table`.execute(db);
       expect(rows[0]?.table).toBeNull();
+
+      // and past 0013, which builds the indexes still recorded before it drops their records
+      const before = await indexesOf(target.warehouse);
+      expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
+      expect([...before.keys()].filter((name) => DEFERRABLE_INDEXES.includes(name))).toEqual([]);
+      const downAgain = await new Migrator({ db, provider: migrationsFrom(MIGRATIONS_DIR) }).migrateTo('0012_logs_block_limit');
+      expect(downAgain.error).toBeUndefined();
+      const built = await indexesOf(target.warehouse);
+      for (const name of DEFERRABLE_INDEXES) expect(built.get(name)?.definition, name).toBe(asMigrated.get(name));
+      const { rows: gone } = await sql<{ table: string | null }>`SELECT to_regclass('deferred_indexes')::text AS table`.execute(db);
+      expect(gone[0]?.table).toBeNull();
     } finally {
       await target.drop();
     }
