@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { encode } from '@ethereumjs/rlp';
 import { describe, expect, it } from 'vitest';
-import { computeHeaderHash, encodeHeaderRlp, HeaderEncodingError, verifyHeaderHash } from './header-hash.ts';
+import { computeHeaderHash, encodeFieldList, encodeHeaderRlp, HeaderEncodingError, verifyHeaderHash } from './header-hash.ts';
 import { CONSENSUS_FIELDS, toErigonHeader, type HeaderJson } from './header-fields.ts';
 import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
 
@@ -78,6 +78,27 @@ describe('encodeHeaderRlp', () => {
         const h = { ...headers[20]!, extraData: `0x${fill.repeat(length)}` };
         expect(hexOf(encodeHeaderRlp(h)), `extraData of ${length} × ${fill}`).toBe(referenceRlp(h));
       }
+    }
+  });
+
+  it('encodes lists of every length class and long odd-digit quantities as @ethereumjs/rlp does, whatever memory it is given', () => {
+    // memory handed out before is filled, so that a byte left unwritten would show
+    Buffer.allocUnsafe(4000).fill(0xee);
+    const oracle = (items: Uint8Array[]) => Buffer.from(encode(items)).toString('hex');
+    const bytes = (hex: string) => Uint8Array.from(Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex'));
+    expect(hexOf(encodeFieldList({}, []))).toBe('c0');
+    expect(hexOf(encodeFieldList({ a: '0x1' }, [{ key: 'a', kind: 'quantity' }]))).toBe('c101');
+    for (const length of [0, 1, 53, 54, 55, 56, 254, 255, 256, 65_533, 65_536, 70_000]) {
+      const data = `0x${'ab'.repeat(length)}`;
+      expect(hexOf(encodeFieldList({ a: data }, [{ key: 'a', kind: 'bytes' }])), `bytes of ${length}`).toBe(oracle([bytes(data.slice(2))]));
+    }
+    for (const value of ['0x8', '0xA', '0x7F', '0xFfF', `0x1${'f'.repeat(110)}`, `0xF${'f'.repeat(110)}`, `0x1${'0'.repeat(512)}`]) {
+      const fields = [
+        { key: 'q', kind: 'quantity' as const },
+        { key: 'h', kind: 'hash' as const },
+      ];
+      const h = { q: value, h: `0x${'12'.repeat(32)}` };
+      expect(hexOf(encodeFieldList(h, fields)), value).toBe(oracle([bytes(value.slice(2)), bytes(h.h.slice(2))]));
     }
   });
 
