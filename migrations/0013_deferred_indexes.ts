@@ -19,7 +19,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   // indexes still recorded (a first load going on, or killed) are built first: without the table, nothing would build
-  // them again; each as 0001 and 0009 made it, from this file, never from the recorded text
+  // them again; each as 0001 and 0009 made it, from this file, never from the recorded text. Under the lock a first
+  // load drops them under (so none is dropped meanwhile), and without a statement timeout (a build takes as long as
+  // the table is large), as the exporter builds them (src/warehouse/deferred-indexes.ts)
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended('erc20-etl deferred indexes', 0))`.execute(db);
+  await sql`SET LOCAL statement_timeout = 0`.execute(db);
   await sql`
     DO $$ BEGIN
       IF to_regclass('deferred_indexes') IS NOT NULL THEN

@@ -237,42 +237,50 @@ describe('a first load builds its lookup indexes after its rows', () => {
     const target = await migratedWarehouse('deferred_locked');
     const { db } = target.warehouse;
     const holder = new pg.Client({ connectionString: target.url });
-    await holder.connect();
     try {
+      await holder.connect();
       const before = await indexesOf(target.warehouse);
       // a long read of the table in another session: the drops wait for it 2 s, then the load keeps the indexes
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE token_transfers IN ACCESS SHARE MODE');
-      const kept = { deferred: [], rebuilt: [], kept: 'another session held token_transfers for more than 2s' };
-      expect(await prepareIndexes(db, { defer: true, runId: '1' })).toEqual(kept);
+      const hold = async () => {
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE token_transfers IN ACCESS SHARE MODE');
+      };
+      await hold();
+      const reason = 'another session held token_transfers for more than 2s';
+      expect(await prepareIndexes(db, { defer: true, runId: '1' })).toEqual({ deferred: [], rebuilt: [], kept: reason, keptUp: [...DEFERRABLE_INDEXES] });
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
       expect(await autovacuumSetting(db)).toBeUndefined();
-
-      // one dropped by a first load stopped before its first row stays dropped: this load builds it after its rows
       await holder.query('ROLLBACK');
-      const [first] = DEFERRABLE_INDEXES;
+
+      // one dropped, and autovacuum paused, by a first load stopped before its first row: both stay so, and this load
+      // builds it after its rows and resumes autovacuum then
+      const [first, ...others] = DEFERRABLE_INDEXES;
       await db
         .insertInto('deferred_indexes')
         .values({ name: first!, definition: before.get(first!)!.definition, run_id: '2' })
         .execute();
       await sql.raw(lookupIndex(first!).drop).execute(db);
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE token_transfers IN ACCESS SHARE MODE');
+      await db.insertInto('paused_autovacuum').values({ table_name: 'token_transfers', run_id: '2' }).execute();
+      await sql`ALTER TABLE token_transfers SET (autovacuum_enabled = false)`.execute(db);
+      await hold();
       const log = captureLogger();
       const deps = { warehouse: target.warehouse, logger: log.logger, clock: systemClock };
       const plan = await prepareLookupIndexes(deps, wholeJob('locked'), { runId: '3', defer: true });
-      expect(plan).toEqual({ ...kept, deferred: [first] });
-      const others = DEFERRABLE_INDEXES.slice(1);
-      expect(log.text()).toMatch(new RegExp(`"msg":"first load into an empty token_transfers: its lookup indexes are built after its rows".*"indexes":\\["${first}"\\]`));
+      expect(plan).toEqual({ deferred: [first], rebuilt: [], kept: reason, keptUp: others, autovacuumPaused: true });
+      expect(log.text()).toMatch(
+        new RegExp(`"msg":"first load into an empty token_transfers: its lookup indexes are built after its rows".*"indexes":\\["${first}"\\],"autovacuum":"paused till then"`),
+      );
       expect(log.text()).toMatch(new RegExp(`"msg":"first load keeps the other lookup indexes up row by row".*"indexes":\\[${others.map((n) => `"${n}"`).join(',')}\\]`));
+      expect([...(await indexesOf(target.warehouse)).keys()].filter((name) => DEFERRABLE_INDEXES.includes(name))).toEqual(others);
       await holder.query('ROLLBACK');
       await buildLookupIndexes(deps, wholeJob('locked'), '3', plan);
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
-      expect(log.text()).toMatch(new RegExp(`"msg":"built the lookup indexes".*"indexes":\\["${first}"\\]`));
+      expect(await autovacuumSetting(db)).toBeUndefined();
+      expect(log.text()).toMatch(new RegExp(`"msg":"built the lookup indexes".*"indexes":\\["${first}"\\].*"autovacuum":"resumed"`));
     } finally {
-      await holder.end();
+      await holder.end().catch(() => undefined);
       await target.drop();
     }
   });

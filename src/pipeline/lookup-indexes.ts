@@ -1,6 +1,6 @@
 import type { JobConfig } from '../config/job-schema.ts';
 import { NO_BUDGET } from '../common/time-budget.ts';
-import { DEFERRABLE_INDEXES, prepareIndexes, rebuildDeferredIndexes, type IndexPlan } from '../warehouse/deferred-indexes.ts';
+import { prepareIndexes, rebuildDeferredIndexes, type IndexPlan } from '../warehouse/deferred-indexes.ts';
 import type { RunnerDeps } from './chunk-runner.ts';
 import { retried } from './retried.ts';
 
@@ -30,10 +30,14 @@ export async function prepareLookupIndexes(deps: IndexDeps, job: Readonly<JobCon
     });
   }
   if (plan.kept) {
-    const keptUp = DEFERRABLE_INDEXES.filter((name) => !plan.deferred.includes(name));
-    // some dropped by a first load stopped before its first row, the others kept up: the line above names those
-    const some = plan.deferred.length > 0;
-    deps.logger.info({ msg: `first load keeps ${some ? 'the other' : 'the'} lookup indexes up row by row`, ...log, reason: plan.kept, ...(some && { indexes: keptUp }) });
+    // with some dropped by a first load stopped before its first row (the line above names them), it names the others
+    const others = plan.deferred.length > 0;
+    deps.logger.info({
+      msg: `first load keeps ${others ? 'the other' : 'the'} lookup indexes up row by row`,
+      ...log,
+      reason: plan.kept,
+      ...(plan.keptUp && { indexes: plan.keptUp }),
+    });
   }
   if (plan.rebuilt.length) deps.logger.warn({ msg: 'built the lookup indexes a first load had dropped', ...log, indexes: plan.rebuilt, ms: deps.clock.now() - started });
   if (plan.autovacuumResumed) deps.logger.warn({ msg: 'resumed autovacuum on token_transfers, which a first load had paused', ...log });

@@ -51,9 +51,11 @@ export interface IndexPlan {
   rebuilt: string[];
   /**
    * Why a first load keeps them: the role does not own token_transfers, or another session held it (then any that a
-   * first load stopped before its first row had dropped are `deferred` all the same).
+   * first load stopped before its first row had dropped are `deferred` all the same, and `keptUp` names the others).
    */
   kept?: string;
+  /** When another session held token_transfers: the lookup indexes the load keeps up, those it found. */
+  keptUp?: string[];
   /** Indexes a first load dropped that this role cannot build (it does not own token_transfers), when it may read which. */
   unbuilt?: string[];
   /** Autovacuum on token_transfers is paused till the deferred indexes are built (`PAUSE_AUTOVACUUM`). */
@@ -125,8 +127,17 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
     // 55P03 lock_not_available while dropping: a session holds token_transfers (a long query, say); the load keeps up
     // those it found, and builds after its rows any that a first load stopped before its first row had dropped
     if (dropping && (err as { code?: string }).code === '55P03') {
-      const left = await db.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
-      return { deferred: left.map((i) => i.name), rebuilt: [], kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}` };
+      const deferred = (await db.selectFrom('deferred_indexes').select('name').orderBy('name').execute()).map((i) => i.name);
+      const present = await definitions(db);
+      const keptUp = DEFERRABLE_INDEXES.filter((name) => present.has(name) && !deferred.includes(name));
+      // a pause a stopped load recorded lasts till this load builds its indexes, as it would have paused
+      const paused = deferred.length > 0 && (await pauseRecord(db)) !== undefined;
+      return {
+        deferred,
+        rebuilt: [],
+        ...(keptUp.length && { kept: `another session held token_transfers for more than ${DROP_LOCK_TIMEOUT}`, keptUp }),
+        ...(paused && { autovacuumPaused: true as const }),
+      };
     }
     throw err;
   }

@@ -12,7 +12,7 @@ export const lockKeys = {
   chunk: (chunkId: string) => `erc20-etl chunk ${chunkId}`,
   /** Enqueues of one job take turns under it. */
   enqueue: (name: string) => `erc20-etl enqueue ${name}`,
-  /** Dropping token_transfers' lookup indexes for a first load, and building them again, take turns under it. */
+  /** Dropping token_transfers' lookup indexes for a first load, and building them again, take turns under it (migration 0013's down takes it by its text). */
   indexes: () => 'erc20-etl deferred indexes',
 };
 
