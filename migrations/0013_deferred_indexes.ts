@@ -25,18 +25,20 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended('erc20-etl deferred indexes', 0))`.execute(db);
   await sql`SET LOCAL statement_timeout = 0`.execute(db);
   await sql`
-    DO $$ BEGIN
-      IF to_regclass('deferred_indexes') IS NOT NULL THEN
-        IF EXISTS (SELECT 1 FROM deferred_indexes WHERE name = 'token_transfers_block_hash') AND to_regclass('token_transfers_block_hash') IS NULL THEN
-          CREATE INDEX token_transfers_block_hash ON token_transfers (block_hash, chain_id);
-        END IF;
-        IF EXISTS (SELECT 1 FROM deferred_indexes WHERE name = 'token_transfers_from') AND to_regclass('token_transfers_from') IS NULL THEN
-          CREATE INDEX token_transfers_from ON token_transfers (from_address);
-        END IF;
-        IF EXISTS (SELECT 1 FROM deferred_indexes WHERE name = 'token_transfers_to') AND to_regclass('token_transfers_to') IS NULL THEN
-          CREATE INDEX token_transfers_to ON token_transfers (to_address);
-        END IF;
-      END IF;
+    DO $$
+    DECLARE i record;
+    BEGIN
+      IF to_regclass('deferred_indexes') IS NULL THEN RETURN; END IF;
+      FOR i IN
+        SELECT v.build FROM (VALUES
+          ('token_transfers_block_hash', 'CREATE INDEX token_transfers_block_hash ON token_transfers (block_hash, chain_id)'),
+          ('token_transfers_from', 'CREATE INDEX token_transfers_from ON token_transfers (from_address)'),
+          ('token_transfers_to', 'CREATE INDEX token_transfers_to ON token_transfers (to_address)')
+        ) AS v(name, build)
+        WHERE v.name IN (SELECT name FROM deferred_indexes) AND to_regclass(v.name) IS NULL
+      LOOP
+        EXECUTE i.build;
+      END LOOP;
     END $$`.execute(db);
   await sql`DROP TABLE IF EXISTS deferred_indexes`.execute(db);
 }

@@ -91,7 +91,7 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
       const left = await lockedRecords(trx);
       if (!o.defer || !(await holdsNoRow(trx))) {
         const resumed = await buildAll(trx, left);
-        return { deferred: [], rebuilt: left.map((i) => i.name), ...(resumed && { autovacuumResumed: true as const }) };
+        return { deferred: [], rebuilt: left, ...(resumed && { autovacuumResumed: true as const }) };
       }
       const present = await definitions(trx);
       dropping = true;
@@ -110,7 +110,7 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
         await sql.raw(index.drop).execute(trx);
         droppedHere = true;
       }
-      const deferred = await trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+      const deferred = await recordedNames(trx);
       // none to build after the rows (each changed by a user, say): a pause left from before is not kept for the load
       if (!deferred.length) return { deferred: [], rebuilt: [], ...((await buildAll(trx, [])) && { autovacuumResumed: true as const }) };
       // paused by a first load stopped before its first row, or by this one: the exclusive lock its drops took is
@@ -121,13 +121,13 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
         await sql.raw(PAUSE_AUTOVACUUM).execute(trx);
         paused = true;
       }
-      return { deferred: deferred.map((i) => i.name), rebuilt: [], ...(paused && { autovacuumPaused: true as const }) };
+      return { deferred, rebuilt: [], ...(paused && { autovacuumPaused: true as const }) };
     });
   } catch (err) {
     // 55P03 lock_not_available while dropping: a session holds token_transfers (a long query, say); the load keeps up
     // those it found, and builds after its rows any that a first load stopped before its first row had dropped
     if (dropping && (err as { code?: string }).code === '55P03') {
-      const deferred = (await db.selectFrom('deferred_indexes').select('name').orderBy('name').execute()).map((i) => i.name);
+      const deferred = await recordedNames(db);
       const present = await definitions(db);
       const keptUp = DEFERRABLE_INDEXES.filter((name) => present.has(name) && !deferred.includes(name));
       // a pause a stopped load recorded lasts till this load builds its indexes, as it would have paused
@@ -154,7 +154,7 @@ export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<{ bu
   return db.transaction().execute(async (trx) => {
     const left = await lockedRecords(trx);
     const resumed = await buildAll(trx, left);
-    return { built: left.map((i) => i.name), resumed };
+    return { built: left, resumed };
   });
 }
 
@@ -208,16 +208,21 @@ export function lookupIndex(name: string): (typeof LOOKUP_INDEXES)[number] {
 }
 
 /** The indexes deferred_indexes records, read under the lock that drops and builds take turns under (till the transaction ends). */
-async function lockedRecords(trx: Kysely<Database>): Promise<{ name: string }[]> {
+async function lockedRecords(trx: Kysely<Database>): Promise<string[]> {
   await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
-  return trx.selectFrom('deferred_indexes').select('name').orderBy('name').execute();
+  return recordedNames(trx);
+}
+
+/** The names of the indexes deferred_indexes records, in order. */
+async function recordedNames(db: Kysely<Database>): Promise<string[]> {
+  return (await db.selectFrom('deferred_indexes').select('name').orderBy('name').execute()).map((i) => i.name);
 }
 
 /**
  * Builds the recorded indexes and forgets them, then resumes autovacuum a first load paused (also when code older than
  * the pause built them: it forgets the indexes, not the pause). Resolves to whether a pause was recorded and forgotten.
  */
-async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<boolean> {
+async function buildAll(trx: Kysely<Database>, left: readonly string[]): Promise<boolean> {
   await buildRecorded(trx, left);
   const resumed = await trx.deleteFrom('paused_autovacuum').where('table_name', '=', 'token_transfers').returning('table_name').execute();
   // a setting someone changed meanwhile (autovacuum_enabled true, or false written otherwise) is theirs: kept
@@ -225,10 +230,10 @@ async function buildAll(trx: Kysely<Database>, left: readonly { name: string }[]
   return resumed.length > 0;
 }
 
-async function buildRecorded(trx: Kysely<Database>, left: readonly { name: string }[]): Promise<void> {
+async function buildRecorded(trx: Kysely<Database>, left: readonly string[]): Promise<void> {
   if (!left.length) return;
   // a name it does not know fails the build before any index is built
-  const names = new Set(left.map((i) => lookupIndex(i.name).name));
+  const names = new Set(left.map((name) => lookupIndex(name).name));
   // a build takes as long as the table is large: a role's or server's statement_timeout is not for it
   await sql.raw('SET LOCAL statement_timeout = 0').execute(trx);
   const present = await definitions(trx);
