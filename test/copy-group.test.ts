@@ -7,6 +7,7 @@ import { systemClock } from '../src/common/clock.ts';
 import type { TransferRecord } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import { openCopyGroup, type GroupedPage } from '../src/warehouse/copy-group.ts';
+import { openCopyLanes } from '../src/warehouse/copy-lanes.ts';
 import { openPageWriter } from '../src/warehouse/page-writer.ts';
 import { copyTransfers } from '../src/warehouse/copy.ts';
 import { type ChunkCheckpoint, loadPage, moveChunks, type MergeCounts, type PageLoad } from '../src/warehouse/load-page.ts';
@@ -215,6 +216,32 @@ describe('the group writer of fresh pages', () => {
       return { id: r.chunks[0]!.id, page_key: null, resume_to_block: pages.at(-1)!.checkpoint.resumeToBlock, done: true, pages: pages.length, rows: rowsOf(r.contract).length };
     });
     expect(await chunkRows()).toEqual(expected);
+  });
+
+  it("the run's lanes: a chunk takes the lane the fewest chunks write into, one let go of is taken next, and closing them commits every page", async () => {
+    const lanes = openCopyLanes(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 }, 2);
+    const a = lanes.take();
+    const b = lanes.take();
+    const c = lanes.take();
+    expect(b.group).not.toBe(a.group);
+    expect(c.group).toBe(a.group);
+    // let go of twice, counted once: the lanes now hold two chunks and none
+    b.release();
+    b.release();
+    const d = lanes.take();
+    expect(d.group).toBe(b.group);
+    const e = lanes.take();
+    expect(e.group).toBe(b.group);
+    const f = lanes.take();
+    expect(f.group).toBe(a.group);
+    // each contract's chunk through a lane of its own: written, then committed by the close
+    const ranges = await freshRanges();
+    const committed = [...(await addAll(a.group, [ranges[0]!])), ...(await addAll(d.group, [ranges[1]!]))];
+    expect(await stored()).toEqual([]);
+    await lanes.close();
+    expect((await Promise.all(committed)).reduce((n, counts) => n + counts.inserted, 0)).toBe(chain.transfers.length);
+    expect(sorted(await stored())).toEqual(sorted(chain.transfers));
+    expect((await chunkRows()).every((chunk) => chunk.done)).toBe(true);
   });
 
   it('commits when the open transaction holds maxRows rows, so a stop loses only what came after', async () => {

@@ -5,6 +5,7 @@ import type { TransferRecord } from '../src/dataset/types.ts';
 import { readChunk, UNANNOUNCED_ROWS } from '../src/pipeline/read-chunk.ts';
 import type { TransfersPage } from '../src/source/transfers-page.ts';
 import { createRange } from '../src/warehouse/ranges.ts';
+import { openCopyLanes } from '../src/warehouse/copy-lanes.ts';
 import { migratedWarehouse } from './helpers/exporter.ts';
 
 const RUN = '1';
@@ -90,8 +91,10 @@ describe('a fresh chunk whose committed pages wait to be announced', () => {
       release = resolve;
     });
     const announced: number[] = [];
+    const logger = pino({ level: 'silent' });
+    const lanes = openCopyLanes(target.warehouse, { logger, clock: systemClock }, { maxRows: PAGE_ROWS, maxAgeMs: 1_000 }, 1);
     const reading = readChunk(
-      { warehouse: target.warehouse, source, logger: pino({ level: 'silent' }), clock: systemClock, grouping: { maxRows: PAGE_ROWS, maxAgeMs: 1_000 } },
+      { warehouse: target.warehouse, source, logger, clock: systemClock, lanes },
       { job: 'ahead', runId: RUN, contract: CONTRACT, pageSize: PAGE_ROWS, chunk },
       {
         onPage: async (counts) => {
@@ -112,6 +115,7 @@ describe('a fresh chunk whose committed pages wait to be announced', () => {
       release();
     }
     await reading;
+    await lanes.close();
     expect(asked).toBe(PAGES);
     expect(announced).toEqual(Array.from({ length: PAGES }, () => PAGE_ROWS));
     const { rows } = await target.warehouse.pool.query<{ n: number; first: string; last: string }>(

@@ -38,7 +38,7 @@ export function registerExportCommands(program: Command): void {
         .option('--header-batch-size <n>', 'headers asked per JSON-RPC POST, 1 to 1000 (default 100)')
         .option(
           '--commit-rows <n>',
-          'rows a first load commits at once, shared by the chunks read at once (each COPYs its pages through a connection of its own and commits at its share, commitRows / concurrency), 1 to 1000000 (default 10000; 5000 for --source node)',
+          'rows a first load commits at once, shared by its COPY streams (the chunks read at once write through at most two, each on a connection of its own and committing at its share, commitRows / streams), 1 to 1000000 (default 10000; 5000 for --source node)',
         )
         .option('--keep-indexes', 'a first load into an empty token_transfers keeps its lookup indexes up row by row, instead of building them after its rows')
         .option('--source <kind>', "where to read: builder (the hosted builder API, default) or node (any Ethereum node's JSON-RPC: eth_getLogs)")

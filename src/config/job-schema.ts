@@ -15,9 +15,10 @@ import { CRON_EXPECTED, cronProblem } from './cron.ts';
  * against 168–186 MB. Node: an answer holds up to 10,000 logs, and its rows stay in memory until their transaction
  * commits: 5,000 makes about a transaction per answer. Measured on 1,000,000 transfers, cap 10,000, concurrency 4
  * (hand runs): peak RSS 205–225 MB in six runs, four of them ≤ 208 MB, against 222–227 MB in two with 20,000; wall
- * time within noise. The peak is not set by this alone. Each chunk read at once COPYs through a transaction of its
- * own, which commits at its share (`commitRows ÷ concurrency`): the whole of it per chunk held more (builder,
- * 1,000,000 transfers, concurrency 4: peak RSS 198–208 MB against 178–189 MB with the share, wall time within noise).
+ * time within noise. The peak is not set by this alone. The chunks read at once COPY through a run's lanes (at most
+ * two, `copy-lanes.ts`), each lane's transaction committing at its share (`commitRows ÷ lanes`): the whole of it per
+ * chunk held more (builder, 1,000,000 transfers, a lane per chunk, concurrency 4: peak RSS 198–208 MB against
+ * 178–189 MB with the share, wall time within noise).
  */
 export const COMMIT_ROWS_DEFAULTS = { builder: 10_000, node: 5_000 } as const;
 
@@ -196,7 +197,7 @@ export const jobSchema = z
         .optional()
         .meta({
           title: 'Rows a first load commits at once',
-          description: `Blocks the warehouse holds no transfer of yet are loaded through a COPY per chunk read at once, each on a connection of its own; a chunk's transaction commits with its position once it holds its share of this many rows (this ÷ concurrency; a queued task's chunk: all of it), after a second, or once the chunk has 24 pages or 24,000 rows waiting for their headers (the most it reads ahead of them), whichever comes first, so it holds at most its share and one page more: a crash or a kill re-reads at most what the open transactions held. 1 to 1000000. Fewer rows commit more often (each commit costs the load a little); blocks that hold rows already are merged a page at a time. Leave it out for the source's default: ${COMMIT_ROWS_DEFAULTS.builder} for "builder" (about 10 pages), ${COMMIT_ROWS_DEFAULTS.node} for "node" (an eth_getLogs answer holds up to 10,000 logs: about a transaction per answer, so fewer are held in memory until their commit).`,
+          description: `Blocks the warehouse holds no transfer of yet are loaded through COPY: the chunks read at once share at most two COPY streams (lanes), each on a connection of its own; a lane's transaction commits with its chunks' positions once it holds its share of this many rows (this ÷ the lanes, at most concurrency; a queued task's chunk: all of it), after a second, or once one of its chunks has 24 pages or 24,000 rows waiting for their headers (the most it reads ahead of them), whichever comes first, so it holds at most its share and one page more: a crash or a kill re-reads at most what the open transactions held. 1 to 1000000. Fewer rows commit more often (each commit costs the load a little); blocks that hold rows already are merged a page at a time. Leave it out for the source's default: ${COMMIT_ROWS_DEFAULTS.builder} for "builder" (about 10 pages), ${COMMIT_ROWS_DEFAULTS.node} for "node" (an eth_getLogs answer holds up to 10,000 logs: about a transaction per answer, so fewer are held in memory until their commit).`,
         }),
       keepIndexes: z.boolean({ error: 'expected true or false' }).optional().meta({
         title: 'Keep the lookup indexes during a first load',

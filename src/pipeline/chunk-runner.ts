@@ -8,6 +8,7 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { GROUP_MAX_AGE_MS } from '../warehouse/copy-group.ts';
+import { COPY_LANES, openCopyLanes } from '../warehouse/copy-lanes.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RangeState } from '../warehouse/ranges.ts';
 import { commitTrace } from '../warehouse/commit-trace.ts';
@@ -92,9 +93,11 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     concurrency: HEADER_POSTS_ALONGSIDE,
     onStored,
   });
-  // a fresh chunk's pages go through a COPY of its own, committed once it holds its share of `commitRows` (at most the
-  // share and a page more) or after a second: the rows held do not grow with the chunks read at once
-  const grouping = { maxRows: Math.ceil(job.commitRows / work.concurrency), maxAgeMs: GROUP_MAX_AGE_MS };
+  // fresh chunks' pages go through the run's COPY lanes (at most two), each lane's transaction committed once it holds
+  // its share of `commitRows` (at most the share and a page more) or after a second: the rows held do not grow with
+  // the chunks read at once
+  const laneCount = Math.min(work.concurrency, COPY_LANES);
+  const lanes = openCopyLanes(deps.warehouse, deps, { maxRows: Math.ceil(job.commitRows / laneCount), maxAgeMs: GROUP_MAX_AGE_MS }, laneCount);
   const stop = new AbortController();
   // every chunk read at once waits on it for its next page, and a statement retried listens to it while it waits: as
   // many listeners as chunks and more, each removed as its wait ends (Node warns of a leak past 10)
@@ -115,7 +118,7 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
       async ({ range, chunk }, split) => {
         const started = deps.clock.now();
         await readChunk(
-          { ...deps, grouping },
+          { ...deps, lanes },
           { job: job.name, runId, contract: range.contract, pageSize: job.pageSize, chunk, signal: stop.signal, split },
           { onPage: onCommittedPage(deps, { job: job.name, chainId: series.chain, runId, contract: range.contract, totals, headers, tokensSaved: work.tokensSaved }) },
         ).catch((err: unknown) => {
@@ -126,9 +129,11 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
       },
       ({ range, chunk }) => range.chunks.push(chunk),
     );
+    await lanes.close();
     if (stop.signal.aborted) throw work.stopped(stop.signal.reason);
     await headers.drain();
   } catch (err) {
+    await lanes.close().catch(() => undefined);
     await headers.settle();
     throw err;
   } finally {

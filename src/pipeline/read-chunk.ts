@@ -5,7 +5,7 @@ import type { Source } from '../source/source.ts';
 import type { TransfersPage } from '../source/transfers-page.ts';
 import type { Clock } from '../common/clock.ts';
 import { ChainDataError } from './errors.ts';
-import { openCopyGroup, type CopyGroup, type GroupPolicy } from '../warehouse/copy-group.ts';
+import type { CopyLanes } from '../warehouse/copy-lanes.ts';
 import type { MergeCounts } from '../warehouse/load-page.ts';
 import { openPageWriter } from '../warehouse/page-writer.ts';
 import { decideFresh, dropPageKey, splitChunk, type ChunkState } from '../warehouse/ranges.ts';
@@ -23,11 +23,11 @@ export interface ChunkDeps {
   /** Where the run's time goes (`--time-budget`): a page asked of the source counts as `api` until it is there. */
   budget?: TimeBudget;
   /**
-   * When a fresh chunk's transaction commits: its pages go through a COPY of its own (`openCopyGroup`: one connection,
-   * one COPY across pages, a transaction per several pages) and are announced (`ChunkEvents.onPage`) once committed.
-   * Without it, each page is its own transaction.
+   * When a fresh chunk's transaction commits: its pages go through one of the run's COPY streams (`openCopyLanes`:
+   * a connection each, one COPY across pages, a transaction per several pages, shared by the chunks that take the same
+   * lane) and are announced (`ChunkEvents.onPage`) once committed. Without it, each page is its own transaction.
    */
-  grouping?: GroupPolicy;
+  lanes?: Pick<CopyLanes, 'take'>;
 }
 
 /**
@@ -99,8 +99,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   if (chunk.fresh === null) await again("looking for rows in the chunk's blocks", () => decideFresh(deps.warehouse.db, chunk, task.contract));
   // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
   const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });
-  // a COPY per chunk read at once: PostgreSQL loads on as many cores (one COPY for all the run's chunks kept it to one)
-  let group: CopyGroup | undefined = chunk.fresh && deps.grouping ? openCopyGroup(deps.warehouse, deps, deps.grouping) : undefined;
+  let lease = chunk.fresh && deps.lanes ? deps.lanes.take() : undefined;
+  let group = lease?.group;
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   // the next page is fetched while this one loads: the API and PostgreSQL work at the same time
   const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
@@ -210,8 +210,9 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
       // a page written on its own goes after every grouped page of the chunk is committed: its checkpoint is later
       if (!grouped) {
         await announce(0);
-        // a chunk found not fresh (a row of its blocks was there) stays so: the group's connection goes back
-        await group?.close();
+        // a chunk found not fresh (a row of its blocks was there) stays so: it writes no more into its lane
+        lease?.release();
+        lease = undefined;
         group = undefined;
       }
       const counts = grouped ? undefined : await writer.write(load);
@@ -259,13 +260,8 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         if (!loopFailed) throw err;
       });
     } finally {
-      try {
-        await group?.close().catch((err: unknown) => {
-          if (!loopFailed) throw err;
-        });
-      } finally {
-        await writer.close();
-      }
+      lease?.release();
+      await writer.close();
     }
   }
 }

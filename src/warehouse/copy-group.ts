@@ -33,11 +33,10 @@ export interface GroupedPage {
  * The first load's writer: a fresh chunk COPYs into token_transfers through one connection and one COPY statement
  * that stays open across pages; a transaction holds several pages and ends with the checkpoint of each chunk in it
  * (the position after its last page there), so a crash loses at most that transaction and the pages are read again.
- * Each chunk read at once has a group of its own (`readChunk`). Measured on a 2-core machine with PostgreSQL 15
- * (200,000 transfers): one COPY stream took 3.5–3.9 s of PostgreSQL CPU, where a transaction per page on four
- * connections took 6.0–6.3 s; and one group for all four chunks of a run kept PostgreSQL's COPY on one core: a
- * group per chunk loaded 1,000,000 transfers in 24.5–30.0 s against 32.9–37.4 s (the machine idle 3.2–4.8 core-seconds
- * of the load against 15.0–17.9).
+ * The chunks read at once share a run's groups, at most two (`copy-lanes.ts`). Measured on a 2-core machine with
+ * PostgreSQL 15 (200,000 transfers): one COPY stream took 3.5–3.9 s of PostgreSQL CPU, where a transaction per page
+ * on four connections took 6.0–6.3 s; one group for all four chunks of a run kept PostgreSQL's COPY on one core
+ * (1,000,000 transfers: 32.9–37.4 s against 24.5–30.0 s with a group per chunk), and two groups were faster again.
  *
  * A commit is not waited for: the end of the COPY, the checkpoints, `COMMIT`, `BEGIN` and the next COPY follow one
  * another on the connection while pages are already written into the next COPY (held until it starts), so PostgreSQL
