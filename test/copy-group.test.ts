@@ -357,6 +357,34 @@ describe('the group writer of fresh pages', () => {
     expect(missing).toEqual([{ transaction_hash: ghost.transactionHash, range_id: range!.id }]);
   });
 
+  it("a chunk found not fresh while another chunk's transaction is open in the lane has its next page merged, not copied into that transaction", async () => {
+    const ranges = await freshRanges();
+    const [a, b] = ranges.map((r) => pagesOf(r, rowsOf(r.contract), 50));
+    const [first, second] = [a![0]!, a![1]!];
+    const blocks = second.rows.map((r) => r.blockNumber);
+    const interior = { fromBlock: Math.min(...blocks), toBlock: Math.max(...blocks) };
+    // another job stored a row of the first chunk's first page, and one in its second page's blocks that the chain no longer has
+    const ghost = { ...second.rows[0]!, transactionHash: `0x${'cd'.repeat(32)}` };
+    const client = await target.warehouse.pool.connect();
+    await copyTransfers(client, 'token_transfers', [first.rows[0]!, ghost], ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t9\t9');
+    client.release();
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 500 });
+    // the clock seals the first chunk's transaction, whose COPY fails on the stored row
+    const one = await group.add(first, scopeOf(ranges[0]!));
+    await new Promise((r) => setTimeout(r, 800));
+    // the other chunk's page finds that out: the first page is written again (merged: its chunk is not fresh now), and
+    // the other chunk opens the next transaction, which is still open when the first chunk's next page comes
+    const other = await group.add(b![0]!, scopeOf(ranges[1]!));
+    expect(ranges[0]!.chunks[0]!.fresh).toBe(false);
+    const two = await group.add({ ...second, interior }, scopeOf(ranges[0]!));
+    await group.close();
+    expect(await one.committed).toEqual({ inserted: first.rows.length - 1, updated: 0, unchanged: 1 });
+    expect(await two.committed).toEqual({ inserted: second.rows.length, updated: 0, unchanged: 0 });
+    expect(await other.committed).toEqual({ inserted: b![0]!.rows.length, updated: 0, unchanged: 0 });
+    const missing = await target.warehouse.db.selectFrom('export_missing').select(['transaction_hash', 'range_id']).execute();
+    expect(missing).toEqual([{ transaction_hash: ghost.transactionHash, range_id: ranges[0]!.id }]);
+  });
+
   it('once a page cannot be written even on its own, refuses every later page, so no chunk moves past a page it lacks', async () => {
     const ranges = await freshRanges();
     const log = captureLogger();

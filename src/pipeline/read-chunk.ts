@@ -118,17 +118,23 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   };
   let prefetched: Promise<TransfersPage> | undefined;
   // pages written into the group, announced in order once committed; the first failure among them stops the chunk
-  const unannounced: { announced: Promise<void>; rows: number }[] = [];
+  const unannounced: { announced: Promise<void>; rows: number; committed: boolean }[] = [];
   let unannouncedRows = 0;
   let announced: Promise<void> = Promise.resolve();
   let announceFailure: { error: unknown } | undefined;
   /**
    * Waits until at most `left` grouped pages, holding at most `rows` rows, are unannounced (the newest page may hold more
-   * alone), committing the group's transaction if they wait for it.
+   * alone), committing the lane's transaction if one of them waits for it (its other chunks' pages commit with it).
    */
   const announce = async (left: number, rows = Number.POSITIVE_INFINITY) => {
     const over = () => unannounced.length > left || (unannounced.length > 1 && unannouncedRows > rows);
-    if (over()) await group?.flush();
+    // the newest page waited for: the lane commits in order, so the pages before it are committed once it is
+    let newest: (typeof unannounced)[number] | undefined;
+    for (let n = 0, held = unannouncedRows; unannounced.length - n > left || (unannounced.length - n > 1 && held > rows); n++) {
+      newest = unannounced[n]!;
+      held -= newest.rows;
+    }
+    if (newest && !newest.committed) await group?.flush();
     while (over()) {
       const oldest = unannounced.shift()!;
       await oldest.announced;
@@ -233,7 +239,12 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
             announceFailure ??= { error };
           }
         });
-        unannounced.push({ announced, rows: committedPage.transfers.length });
+        const item = { announced, rows: committedPage.transfers.length, committed: false };
+        const settled = () => {
+          item.committed = true;
+        };
+        grouped.committed.then(settled, settled);
+        unannounced.push(item);
         unannouncedRows += committedPage.transfers.length;
         await announce(UNANNOUNCED_PAGES, UNANNOUNCED_ROWS);
       } else await events.onPage(counts!, covered, page);

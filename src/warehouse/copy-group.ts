@@ -84,7 +84,7 @@ const WRITE_BATCH = 300;
 const COPY_INTO = `COPY token_transfers (${[...TRANSFER_COLUMNS, 'chain_id', 'inserted_by_run', 'updated_by_run'].join(', ')}) FROM STDIN`;
 
 /**
- * Opens a group writer (a chunk's, in `readChunk`): no connection until the first page.
+ * Opens a group writer (a lane of the run's, `copy-lanes.ts`): no connection until the first page.
  *
  * @example const group = openCopyGroup(warehouse, { logger, clock }, { maxRows: 10_000, maxAgeMs: GROUP_MAX_AGE_MS });
  * const { committed } = await group.add(load, { job, contract, chunk }); // written
@@ -99,8 +99,8 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
   let sealed: Transaction | undefined;
   /**
    * Set once a page could not be written even on its own, or a COMMIT failed and nobody could tell whether it
-   * committed: the pages after it were refused, and so is every later page, so no chunk's position can move past a
-   * page that is not stored (or move back over pages that are).
+   * committed: the pages after it were refused, and so is every later page, of every chunk sharing the group, so no
+   * chunk's position can move past a page that is not stored (or move back over pages that are).
    */
   let poisoned: { error: unknown } | undefined;
   // one thing at a time: adds, commits and replays queue up here
@@ -308,11 +308,15 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
           // settle may have found a COMMIT nobody can tell about (TypeScript keeps the narrowing of the check above)
           const refusal = poisoned as { error: unknown } | undefined;
           if (refusal) throw refusal.error;
-          // a page of the chunk written again just now met rows in its blocks: this page is merged too, not COPYed
-          if (!scope.chunk.fresh) {
-            await writeAlone([entry]);
-            return { committed };
-          }
+        }
+        // a page of the chunk written again just now met rows in its blocks: this page is merged too, not COPYed, also
+        // when another chunk of the lane opened a transaction since (none of this chunk's pages is in it: the pages
+        // written again were every page of the failed transaction and of the one after it)
+        if (!scope.chunk.fresh) {
+          await writeAlone([entry]);
+          return { committed };
+        }
+        if (!open) {
           try {
             const c = await held.get();
             open = transaction(c, suffixOf(load), c.query('BEGIN'));

@@ -9,7 +9,7 @@ import type { Warehouse } from './db.ts';
  * PostgreSQL backends keep up with it, where more insert into the same indexes side by side, each slower per row.
  * Measured on a 2-core machine with PostgreSQL 15 (bench/NOTES.md, "A twentieth day"): plain `\copy`s of 200,000
  * transfers into token_transfers as a first load leaves it (primary key and one lookup index) took 1.5 s of
- * PostgreSQL's CPU as one COPY, 2.0 s as two at once and 2.5–2.6 s as four (wall 1.6, 1.3 and 1.9 s). First loads
+ * PostgreSQL's CPU as one COPY, 2.0 s as two at once and 2.5–2.7 s as four (wall 1.6, 1.3 and 1.9–2.0 s). First loads
  * of 1,000,000 transfers with `--concurrency 4` took 20.5–23.0 s through two lanes, 22.2–24.3 s through four and
  * 23.9–26.4 s through one.
  */
