@@ -118,23 +118,19 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   };
   let prefetched: Promise<TransfersPage> | undefined;
   // pages written into the group, announced in order once committed; the first failure among them stops the chunk
-  const unannounced: { announced: Promise<void>; rows: number; committed: boolean }[] = [];
+  const unannounced: { announced: Promise<void>; rows: number }[] = [];
   let unannouncedRows = 0;
   let announced: Promise<void> = Promise.resolve();
   let announceFailure: { error: unknown } | undefined;
   /**
    * Waits until at most `left` grouped pages, holding at most `rows` rows, are unannounced (the newest page may hold more
-   * alone), committing the lane's transaction if one of them waits for it (its other chunks' pages commit with it).
+   * alone), committing the lane's transaction if they wait for it (the pages of its other chunks commit with it: measured, waiting
+   * without that commit when the pages waited for were committed already held more, 181–184 MB of peak RSS at 1,000,000
+   * transfers against 150–156 MB, and was no faster).
    */
   const announce = async (left: number, rows = Number.POSITIVE_INFINITY) => {
     const over = () => unannounced.length > left || (unannounced.length > 1 && unannouncedRows > rows);
-    // the newest page waited for: the lane commits in order, so the pages before it are committed once it is
-    let newest: (typeof unannounced)[number] | undefined;
-    for (let n = 0, held = unannouncedRows; unannounced.length - n > left || (unannounced.length - n > 1 && held > rows); n++) {
-      newest = unannounced[n]!;
-      held -= newest.rows;
-    }
-    if (newest && !newest.committed) await group?.flush();
+    if (over()) await group?.flush();
     while (over()) {
       const oldest = unannounced.shift()!;
       await oldest.announced;
@@ -239,12 +235,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
             announceFailure ??= { error };
           }
         });
-        const item = { announced, rows: committedPage.transfers.length, committed: false };
-        const settled = () => {
-          item.committed = true;
-        };
-        grouped.committed.then(settled, settled);
-        unannounced.push(item);
+        unannounced.push({ announced, rows: committedPage.transfers.length });
         unannouncedRows += committedPage.transfers.length;
         await announce(UNANNOUNCED_PAGES, UNANNOUNCED_ROWS);
       } else await events.onPage(counts!, covered, page);
