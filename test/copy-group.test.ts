@@ -333,17 +333,25 @@ describe('the group writer of fresh pages', () => {
     expect(await runCounts()).toEqual({ inserted: chain.transfers.length - 2, updated: 1, unchanged: 1 });
   });
 
-  it('a page that comes after its chunk was found not fresh (a page written again met a stored row) is merged, so rows its blocks no longer hold are recorded', async () => {
-    const [range] = await freshRanges();
-    const pages = pagesOf(range!, rowsOf(range!.contract), 50);
-    const [first, second] = [pages[0]!, pages[1]!];
+  /**
+   * Another job stored a row of a chunk's first page, and one in its second page's blocks that the chain no longer has
+   * (the ghost); resolves to the second page's blocks (its interior) and the ghost.
+   */
+  const storedByAnother = async (first: Omit<PageLoad, 'mode'>, second: Omit<PageLoad, 'mode'>) => {
     const blocks = second.rows.map((r) => r.blockNumber);
     const interior = { fromBlock: Math.min(...blocks), toBlock: Math.max(...blocks) };
-    // another job stored a row of the first page, and one in the second page's blocks that the chain no longer has
     const ghost = { ...second.rows[0]!, transactionHash: `0x${'ab'.repeat(32)}` };
     const client = await target.warehouse.pool.connect();
     await copyTransfers(client, 'token_transfers', [first.rows[0]!, ghost], ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t9\t9');
     client.release();
+    return { interior, ghost };
+  };
+
+  it('a page that comes after its chunk was found not fresh (a page written again met a stored row) is merged, so rows its blocks no longer hold are recorded', async () => {
+    const [range] = await freshRanges();
+    const pages = pagesOf(range!, rowsOf(range!.contract), 50);
+    const [first, second] = [pages[0]!, pages[1]!];
+    const { interior, ghost } = await storedByAnother(first, second);
     // the clock seals the first page's transaction, whose COPY fails on the stored row; the second page's add finds that out
     const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 20 });
     const one = await group.add(first, scopeOf(range!));
@@ -361,13 +369,7 @@ describe('the group writer of fresh pages', () => {
     const ranges = await freshRanges();
     const [a, b] = ranges.map((r) => pagesOf(r, rowsOf(r.contract), 50));
     const [first, second] = [a![0]!, a![1]!];
-    const blocks = second.rows.map((r) => r.blockNumber);
-    const interior = { fromBlock: Math.min(...blocks), toBlock: Math.max(...blocks) };
-    // another job stored a row of the first chunk's first page, and one in its second page's blocks that the chain no longer has
-    const ghost = { ...second.rows[0]!, transactionHash: `0x${'cd'.repeat(32)}` };
-    const client = await target.warehouse.pool.connect();
-    await copyTransfers(client, 'token_transfers', [first.rows[0]!, ghost], ['chain_id', 'inserted_by_run', 'updated_by_run'], '1\t9\t9');
-    client.release();
+    const { interior, ghost } = await storedByAnother(first, second);
     const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 500 });
     // the clock seals the first chunk's transaction, whose COPY fails on the stored row
     const one = await group.add(first, scopeOf(ranges[0]!));
