@@ -126,7 +126,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
    * Waits until at most `left` grouped pages, holding at most `rows` rows, are unannounced (the newest page may hold more
    * alone), committing the lane's transaction if they wait for it (the pages of its other chunks commit with it: measured, waiting
    * without that commit when the pages waited for were committed already held more, 181–184 MB of peak RSS at 1,000,000
-   * transfers against 150–156 MB, and was no faster).
+   * transfers against 151–156 MB, and was no faster).
    */
   const announce = async (left: number, rows = Number.POSITIVE_INFINITY) => {
     const over = () => unannounced.length > left || (unannounced.length > 1 && unannouncedRows > rows);
