@@ -219,7 +219,7 @@ describe('the group writer of fresh pages', () => {
   });
 
   it("the run's lanes: a chunk takes the lane the fewest chunks write into, one let go of is taken next, and closing them commits every page", async () => {
-    const lanes = openCopyLanes(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000_000, maxAgeMs: 60_000 }, 2);
+    const lanes = openCopyLanes(target.warehouse, { logger: quiet, clock: systemClock }, { commitRows: 1_000_000, concurrency: 4, maxAgeMs: 60_000 });
     const a = lanes.take();
     const b = lanes.take();
     const c = lanes.take();
@@ -234,6 +234,10 @@ describe('the group writer of fresh pages', () => {
     expect(e.group).toBe(b.group);
     const f = lanes.take();
     expect(f.group).toBe(a.group);
+    // a run reading one chunk at a time has one lane
+    const alone = openCopyLanes(target.warehouse, { logger: quiet, clock: systemClock }, { commitRows: 1_000_000, concurrency: 1, maxAgeMs: 60_000 });
+    expect(alone.take().group).toBe(alone.take().group);
+    await alone.close();
     // each contract's chunk through a lane of its own: written, then committed by the close
     const ranges = await freshRanges();
     const committed = [...(await addAll(a.group, [ranges[0]!])), ...(await addAll(d.group, [ranges[1]!]))];

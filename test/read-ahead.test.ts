@@ -92,7 +92,7 @@ describe('a fresh chunk whose committed pages wait to be announced', () => {
     });
     const announced: number[] = [];
     const logger = pino({ level: 'silent' });
-    const lanes = openCopyLanes(target.warehouse, { logger, clock: systemClock }, { maxRows: PAGE_ROWS, maxAgeMs: 1_000 }, 1);
+    const lanes = openCopyLanes(target.warehouse, { logger, clock: systemClock }, { commitRows: PAGE_ROWS, concurrency: 1, maxAgeMs: 1_000 });
     const reading = readChunk(
       { warehouse: target.warehouse, source, logger, clock: systemClock, lanes },
       { job: 'ahead', runId: RUN, contract: CONTRACT, pageSize: PAGE_ROWS, chunk },

@@ -8,7 +8,7 @@ import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { Source } from '../source/source.ts';
 import { lastCoveredBlocks } from '../warehouse/coverage.ts';
 import { GROUP_MAX_AGE_MS } from '../warehouse/copy-group.ts';
-import { COPY_LANES, openCopyLanes } from '../warehouse/copy-lanes.ts';
+import { openCopyLanes } from '../warehouse/copy-lanes.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RangeState } from '../warehouse/ranges.ts';
 import { commitTrace } from '../warehouse/commit-trace.ts';
@@ -94,10 +94,8 @@ export async function readRanges(deps: RunnerDeps, work: ChunkWork): Promise<voi
     onStored,
   });
   // fresh chunks' pages go through the run's COPY lanes (at most two), each lane's transaction committed once it holds
-  // its share of `commitRows` (at most the share and a page more) or after a second: the rows held do not grow with
-  // the chunks read at once
-  const laneCount = Math.min(work.concurrency, COPY_LANES);
-  const lanes = openCopyLanes(deps.warehouse, deps, { maxRows: Math.ceil(job.commitRows / laneCount), maxAgeMs: GROUP_MAX_AGE_MS }, laneCount);
+  // its share of `commitRows` (at most the share and a page more) or after a second
+  const lanes = openCopyLanes(deps.warehouse, deps, { commitRows: job.commitRows, concurrency: work.concurrency, maxAgeMs: GROUP_MAX_AGE_MS });
   const stop = new AbortController();
   // every chunk read at once waits on it for its next page, and a statement retried listens to it while it waits: as
   // many listeners as chunks and more, each removed as its wait ends (Node warns of a leak past 10)

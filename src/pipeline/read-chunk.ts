@@ -100,7 +100,6 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
   // a deadlock with another job, or PostgreSQL restarting, costs a retry of a page, not the run
   const writer = openPageWriter(deps.warehouse, deps, { job: task.job, contract: task.contract, chunk });
   let lease = chunk.fresh && deps.lanes ? deps.lanes.take() : undefined;
-  let group = lease?.group;
   const keysSeen = new Set<string>(pageKey === undefined ? [] : [pageKey]);
   // the next page is fetched while this one loads: the API and PostgreSQL work at the same time
   const fetchPage = (key: string | undefined): Promise<TransfersPage> => {
@@ -130,7 +129,7 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
    */
   const announce = async (left: number, rows = Number.POSITIVE_INFINITY) => {
     const over = () => unannounced.length > left || (unannounced.length > 1 && unannouncedRows > rows);
-    if (over()) await group?.flush();
+    if (over()) await lease?.group.flush();
     while (over()) {
       const oldest = unannounced.shift()!;
       await oldest.announced;
@@ -208,14 +207,13 @@ export async function readChunk(deps: ChunkDeps, task: ChunkTask, events: ChunkE
         start: { pageKey: chunk.pageKey, resumeToBlock: chunk.resumeToBlock, done: chunk.done, openKeys: chunk.openKeys },
         checkpoint: { pageKey: page.nextPageKey ?? null, resumeToBlock, done, openKeys: span.next.openKeys },
       };
-      const grouped = chunk.fresh && group ? await group.add(load, { job: task.job, contract: task.contract, chunk }) : undefined;
+      const grouped = chunk.fresh && lease ? await lease.group.add(load, { job: task.job, contract: task.contract, chunk }) : undefined;
       // a page written on its own goes after every grouped page of the chunk is committed: its checkpoint is later
       if (!grouped) {
         await announce(0);
         // a chunk found not fresh (a row of its blocks was there) stays so: it writes no more into its lane
         lease?.release();
         lease = undefined;
-        group = undefined;
       }
       const counts = grouped ? undefined : await writer.write(load);
       chunk.pageKey = page.nextPageKey ?? null;

@@ -13,7 +13,7 @@ import type { Warehouse } from './db.ts';
  * of 1,000,000 transfers with `--concurrency 4` took 20.5–23.0 s through two lanes, 22.2–24.3 s through four and
  * 23.9–26.4 s through one.
  */
-export const COPY_LANES = 2;
+const COPY_LANES = 2;
 
 /** A fresh chunk's share of a lane: the group it writes its pages into, until it lets go of it. */
 export interface CopyLease {
@@ -33,14 +33,25 @@ export interface CopyLanes {
   close(): Promise<void>;
 }
 
+/** How a run's lanes commit: `commitRows` shared by its lanes, at most `COPY_LANES` and never more than `concurrency`. */
+export interface LanePolicy {
+  commitRows: number;
+  concurrency: number;
+  /** A lane's transaction commits at the latest this long after its first page (`GroupPolicy.maxAgeMs`). */
+  maxAgeMs: number;
+}
+
 /**
- * @example const lanes = openCopyLanes(warehouse, { logger, clock }, { maxRows: 5_000, maxAgeMs: GROUP_MAX_AGE_MS }, 2);
+ * @example const lanes = openCopyLanes(warehouse, { logger, clock }, { commitRows: 10_000, concurrency: 4, maxAgeMs: GROUP_MAX_AGE_MS }); // two lanes of 5,000 rows
  * const lease = lanes.take(); await lease.group.add(load, scope); await lease.group.flush(); lease.release();
  * await lanes.close();
  */
-export function openCopyLanes(warehouse: Warehouse, deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined }, policy: GroupPolicy, count: number): CopyLanes {
+export function openCopyLanes(warehouse: Warehouse, deps: { logger: Logger; clock: Clock; budget?: TimeBudget | undefined }, policy: LanePolicy): CopyLanes {
+  const count = Math.max(1, Math.min(policy.concurrency, COPY_LANES));
+  // each lane's transaction commits at its share: the rows held do not grow with the chunks read at once
+  const group: GroupPolicy = { maxRows: Math.ceil(policy.commitRows / count), maxAgeMs: policy.maxAgeMs };
   // a group opens its connection with its first page: lanes no chunk takes cost nothing
-  const lanes = Array.from({ length: Math.max(1, count) }, () => ({ group: openCopyGroup(warehouse, deps, policy), chunks: 0 }));
+  const lanes = Array.from({ length: count }, () => ({ group: openCopyGroup(warehouse, deps, group), chunks: 0 }));
   return {
     take() {
       const lane = lanes.reduce((best, l) => (l.chunks < best.chunks ? l : best));
