@@ -579,6 +579,27 @@ describe('the group writer of fresh pages', () => {
     expect(sorted(await stored())).toEqual(sorted(pages.slice(0, 3).flatMap((p) => p.rows)));
   });
 
+  it('a transaction holding a page whose chunk another writer has moved, its rows stored nowhere, commits none of its rows and stops with a message', async () => {
+    const ranges = await freshRanges();
+    const range = ranges[0]!;
+    const pages = pagesOf(range, rowsOf(range.contract), 50);
+    const current = openPageWriter(target.warehouse, { logger: quiet, clock: systemClock }, scopeOf(range));
+    for (const page of pages.slice(0, 3)) await current.write(page);
+    await current.close();
+    const before = await chunkRows();
+    const counts = await runCounts();
+    // the stale writer's second page holds rows the warehouse does not: its COPY goes through, and only the statement
+    // that moves the chunks finds the chunk elsewhere (a chunk moved back by the other writer, say)
+    const unstored = { ...pages[1]!, rows: pages[1]!.rows.map((r, i) => ({ ...r, transactionHash: `0x${i.toString(16).padStart(64, 'e')}` })) };
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000, maxAgeMs: 60_000 });
+    const { committed } = await group.add(unstored, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: true } });
+    await group.close();
+    await expect(committed).rejects.toThrow(/moved on without this writer/);
+    expect(sorted(await stored())).toEqual(sorted(pages.slice(0, 3).flatMap((p) => p.rows)));
+    expect(await chunkRows()).toEqual(before);
+    expect(await runCounts()).toEqual(counts);
+  });
+
   /** How many of these backends the server still runs. */
   const alive = async (pids: readonly number[]) =>
     (await target.warehouse.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rows[0]!.n;

@@ -177,10 +177,13 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
           tx.entries.map((e) => e.load),
         ),
       );
-      // in a transaction a failure aborted, COMMIT rolls it back
-      await c.query('COMMIT').catch((error: unknown) => {
-        failure ??= { error, atCommit: true };
-      });
+      // after a failure nothing of the transaction may stay: not all failures abort it (a chunk found elsewhere is
+      // told by the statement's answer, which moved the others), so it is rolled back, never committed
+      if (failure) await c.query('ROLLBACK').catch(() => undefined);
+      else
+        await c.query('COMMIT').catch((error: unknown) => {
+          failure = { error, atCommit: true };
+        });
     })();
     if (next)
       open = transaction(
