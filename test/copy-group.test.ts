@@ -555,24 +555,31 @@ describe('the group writer of fresh pages', () => {
     }
   });
 
-  it('a writer whose chunk another writer has read on since writes nothing, neither moving it back nor counting its page again, and stops with a message', async () => {
+  /** A chunk whose first three pages another writer (the one that took it over) has committed, and where it stood then. */
+  const takenOver = async () => {
     const ranges = await freshRanges();
     const range = ranges[0]!;
     const pages = pagesOf(range, rowsOf(range.contract), 50);
-    // the writer that took the chunk over has committed three pages
     const current = openPageWriter(target.warehouse, { logger: quiet, clock: systemClock }, scopeOf(range));
     for (const page of pages.slice(0, 3)) await current.write(page);
     await current.close();
-    const before = await chunkRows();
-    const counts = await runCounts();
+    return { range, pages, before: await chunkRows(), counts: await runCounts() };
+  };
+  /** A stale writer's page of `range`'s chunk, given to a group of its own as a fresh chunk's: resolves once the group is closed. */
+  const addStale = async (range: RangeState, page: Omit<PageLoad, 'mode'>) => {
+    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000, maxAgeMs: 60_000 });
+    const { committed } = await group.add(page, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: true } });
+    await group.close();
+    return committed;
+  };
+
+  it('a writer whose chunk another writer has read on since writes nothing, neither moving it back nor counting its page again, and stops with a message', async () => {
+    const { range, pages, before, counts } = await takenOver();
     // a stale writer comes back with its second page, on its own and in a group
     const stale = openPageWriter(target.warehouse, { logger: quiet, clock: systemClock }, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: false } });
     await expect(stale.write(pages[1]!)).rejects.toThrow(/moved on without this writer/);
     await stale.close();
-    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000, maxAgeMs: 60_000 });
-    const { committed } = await group.add(pages[1]!, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: true } });
-    await group.close();
-    await expect(committed).rejects.toThrow(/moved on without this writer/);
+    await expect(addStale(range, pages[1]!)).rejects.toThrow(/moved on without this writer/);
     expect(await chunkRows()).toEqual(before);
     expect(before[0]).toMatchObject({ pages: 3, page_key: pages[2]!.checkpoint.pageKey });
     expect(await runCounts()).toEqual(counts);
@@ -580,21 +587,11 @@ describe('the group writer of fresh pages', () => {
   });
 
   it('a transaction holding a page whose chunk another writer has moved, its rows stored nowhere, commits none of its rows and stops with a message', async () => {
-    const ranges = await freshRanges();
-    const range = ranges[0]!;
-    const pages = pagesOf(range, rowsOf(range.contract), 50);
-    const current = openPageWriter(target.warehouse, { logger: quiet, clock: systemClock }, scopeOf(range));
-    for (const page of pages.slice(0, 3)) await current.write(page);
-    await current.close();
-    const before = await chunkRows();
-    const counts = await runCounts();
+    const { range, pages, before, counts } = await takenOver();
     // the stale writer's second page holds rows the warehouse does not: its COPY goes through, and only the statement
     // that moves the chunks finds the chunk elsewhere (a chunk moved back by the other writer, say)
     const unstored = { ...pages[1]!, rows: pages[1]!.rows.map((r, i) => ({ ...r, transactionHash: `0x${i.toString(16).padStart(64, 'e')}` })) };
-    const group = openCopyGroup(target.warehouse, { logger: quiet, clock: systemClock }, { maxRows: 1_000, maxAgeMs: 60_000 });
-    const { committed } = await group.add(unstored, { ...scopeOf(range), chunk: { ...range.chunks[0]!, fresh: true } });
-    await group.close();
-    await expect(committed).rejects.toThrow(/moved on without this writer/);
+    await expect(addStale(range, unstored)).rejects.toThrow(/moved on without this writer/);
     expect(sorted(await stored())).toEqual(sorted(pages.slice(0, 3).flatMap((p) => p.rows)));
     expect(await chunkRows()).toEqual(before);
     expect(await runCounts()).toEqual(counts);
