@@ -158,8 +158,8 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     const c = tx.client;
     const ended = finished(tx);
     tx.stream.end();
-    // one statement at a time on the connection (pg takes no second query while one runs); a failure is kept, and
-    // the steps after it still run, so the connection ends in a transaction of its own for the next COPY
+    // one statement at a time on the connection (pg takes no second query while one runs); a failure is kept, the
+    // steps after it are skipped, and the transaction ends either way, so the connection is ready for the next BEGIN
     let failure: { error: unknown; atCommit: boolean } | undefined;
     const step = async (work: () => Promise<unknown>) => {
       if (failure) return;
