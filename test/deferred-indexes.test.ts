@@ -11,7 +11,8 @@ import type { Warehouse } from '../src/warehouse/db.ts';
 import { migrationsFrom, MIGRATIONS_DIR } from '../src/warehouse/migrate.ts';
 import { autovacuumSetting, DEFERRABLE_INDEXES, lookupIndex, prepareIndexes, rebuildDeferredIndexes } from '../src/warehouse/deferred-indexes.ts';
 import { systemClock } from '../src/common/clock.ts';
-import { buildLookupIndexes, prepareLookupIndexes } from '../src/pipeline/lookup-indexes.ts';
+import { buildLookupIndexes, prepareLookupIndexes, WAITING } from '../src/pipeline/lookup-indexes.ts';
+import { lockKeys } from '../src/warehouse/lock-keys.ts';
 import { waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
@@ -280,6 +281,52 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(await unbuilt(target.warehouse)).toEqual([]);
       expect(await autovacuumSetting(db)).toBeUndefined();
       expect(log.text()).toMatch(new RegExp(`"msg":"built the lookup indexes".*"indexes":\\["${first}"\\].*"autovacuum":"resumed"`));
+    } finally {
+      await holder.end().catch(() => undefined);
+      await target.drop();
+    }
+  });
+
+  it('says it waits for another run that holds the lookup indexes, before it waits, and goes on once that run is done; migrate says so too', async () => {
+    const target = await migratedWarehouse('deferred_waiting');
+    const { db } = target.warehouse;
+    const holder = new pg.Client({ connectionString: target.url });
+    // a session waiting for an advisory lock (the lookup indexes' lock is the only one of this warehouse's tests)
+    const waiting = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`.execute(db)).rows[0]!.n > 0;
+    const hold = async () => {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`, [lockKeys.indexes()]);
+    };
+    try {
+      await holder.connect();
+      const log = captureLogger();
+      const deps = { warehouse: target.warehouse, logger: log.logger, clock: systemClock };
+      // nobody holds it: nothing is said
+      const kept = await prepareLookupIndexes(deps, wholeJob('waiting', { keepIndexes: true }), { runId: '1', defer: false });
+      expect(kept.deferred).toEqual([]);
+      expect(log.text()).not.toContain(WAITING);
+
+      await hold();
+      let settled = false;
+      const prepared = prepareLookupIndexes(deps, wholeJob('waiting'), { runId: '2', defer: true }).finally(() => {
+        settled = true;
+      });
+      await waitFor(waiting, { what: "the run to wait for the lookup indexes' lock" });
+      expect(log.text()).toContain(`"msg":"${WAITING}; this run reads once that one is done","job":"waiting","run":"2"`);
+      expect(settled).toBe(false);
+      await holder.query('COMMIT');
+      expect((await prepared).deferred).toEqual([...DEFERRABLE_INDEXES]);
+
+      // migrate, which builds what a first load left unbuilt, waits the same way and says so
+      await hold();
+      const migrating = runCli(['migrate'], { env: { DATABASE_URL: target.url } });
+      await waitFor(waiting, { what: "migrate to wait for the lookup indexes' lock" });
+      await holder.query('COMMIT');
+      const migrated = await migrating;
+      expect(migrated.code, migrated.stderr).toBe(0);
+      expect(migrated.stdout).toContain(`erc20-etl migrate: ${WAITING}; migrate goes on once that one is done`);
+      expect(migrated.stdout).toContain('built the lookup indexes a first load had dropped: token_transfers_block_hash, token_transfers_from, token_transfers_to');
+      expect(await unbuilt(target.warehouse)).toEqual([]);
     } finally {
       await holder.end().catch(() => undefined);
       await target.drop();

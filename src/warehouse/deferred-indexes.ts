@@ -70,11 +70,12 @@ export interface IndexPlan {
  * transaction, so the run can build them after its rows (`rebuildDeferredIndexes`), and autovacuum on the table
  * paused till then unless the table has a setting of its own (`PAUSE_AUTOVACUUM`). Otherwise indexes a stopped first
  * load left unbuilt are built now. A role that does not own token_transfers (README "Database privileges") can do
- * neither: the run keeps the indexes as they are; `migrate`, as the owner, builds any left unbuilt.
+ * neither: the run keeps the indexes as they are; `migrate`, as the owner, builds any left unbuilt. Dropping and building
+ * take turns under one lock: `onWait` hears when another session holds it, before this one waits for it.
  *
  * @example await prepareIndexes(db, { defer: true, runId: '7' }) // → { deferred: ['token_transfers_block_hash', …], rebuilt: [] }
  */
-export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; runId: string }): Promise<IndexPlan> {
+export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; runId: string; onWait?: () => void }): Promise<IndexPlan> {
   if (!(await ownsTransfers(db))) {
     const unbuilt = (await unbuiltIndexes(db))?.map((i) => i.name);
     return {
@@ -88,7 +89,7 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
   let dropping = false;
   try {
     return await db.transaction().execute(async (trx) => {
-      const left = await lockedRecords(trx);
+      const left = await lockedRecords(trx, o.onWait);
       if (!o.defer || !(await holdsNoRow(trx))) {
         const resumed = await buildAll(trx, left);
         return { deferred: [], rebuilt: left, ...(resumed && { autovacuumResumed: true as const }) };
@@ -146,13 +147,13 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
 /**
  * Builds every index deferred_indexes lists (a first load's, once its chunks are read; or one a stopped load left)
  * and forgets it, each in the same transaction as its build, then resumes autovacuum a first load paused. Resolves to
- * the names built and whether a pause was resumed.
+ * the names built and whether a pause was resumed. `onWait`: as for `prepareIndexes`.
  *
  * @example await rebuildDeferredIndexes(db) // → { built: ['token_transfers_block_hash', 'token_transfers_from', 'token_transfers_to'], resumed: true }
  */
-export async function rebuildDeferredIndexes(db: Kysely<Database>): Promise<{ built: string[]; resumed: boolean }> {
+export async function rebuildDeferredIndexes(db: Kysely<Database>, onWait?: () => void): Promise<{ built: string[]; resumed: boolean }> {
   return db.transaction().execute(async (trx) => {
-    const left = await lockedRecords(trx);
+    const left = await lockedRecords(trx, onWait);
     const resumed = await buildAll(trx, left);
     return { built: left, resumed };
   });
@@ -208,8 +209,14 @@ export function lookupIndex(name: string): (typeof LOOKUP_INDEXES)[number] {
 }
 
 /** The indexes deferred_indexes records, read under the lock that drops and builds take turns under (till the transaction ends). */
-async function lockedRecords(trx: Kysely<Database>): Promise<string[]> {
-  await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
+async function lockedRecords(trx: Kysely<Database>, onWait?: () => void): Promise<string[]> {
+  const key = lockId(lockKeys.indexes());
+  // another session holds it (a run building the indexes, or dropping them for its first load): said before waiting
+  const { rows } = await sql<{ taken: boolean }>`SELECT pg_try_advisory_xact_lock(${key}) AS taken`.execute(trx);
+  if (!rows[0]?.taken) {
+    onWait?.();
+    await sql`SELECT pg_advisory_xact_lock(${key})`.execute(trx);
+  }
   return recordedNames(trx);
 }
 
