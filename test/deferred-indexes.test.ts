@@ -291,8 +291,16 @@ describe('a first load builds its lookup indexes after its rows', () => {
     const target = await migratedWarehouse('deferred_waiting');
     const { db } = target.warehouse;
     const holder = new pg.Client({ connectionString: target.url });
-    // a session waiting for an advisory lock (the lookup indexes' lock is the only one of this warehouse's tests)
-    const waiting = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`.execute(db)).rows[0]!.n > 0;
+    // a session of this database waiting for the lookup indexes' lock (pg_locks shows a bigint key as its two halves;
+    // other test files hold advisory locks of their own on the same server)
+    const waiting = async () =>
+      (
+        await sql<{ n: number }>`
+          WITH k AS (SELECT hashtextextended(${lockKeys.indexes()}::text, 0) AS key)
+          SELECT count(*)::int AS n FROM pg_locks, k
+          WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND classid::bigint = (key >> 32) & 4294967295 AND objid::bigint = key & 4294967295`.execute(db)
+      ).rows[0]!.n > 0;
     const hold = async () => {
       await holder.query('BEGIN');
       await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`, [lockKeys.indexes()]);
