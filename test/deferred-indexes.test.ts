@@ -9,11 +9,11 @@ import type { Dataset } from '../src/dataset/types.ts';
 import { generateSyntheticDataset } from '../src/devnet/synthetic.ts';
 import type { Warehouse } from '../src/warehouse/db.ts';
 import { migrationsFrom, MIGRATIONS_DIR } from '../src/warehouse/migrate.ts';
-import { autovacuumSetting, DEFERRABLE_INDEXES, lookupIndex, prepareIndexes, rebuildDeferredIndexes } from '../src/warehouse/deferred-indexes.ts';
+import { autovacuumSetting, DEFERRABLE_INDEXES, lookupIndex, prepareIndexes, rebuildDeferredIndexes, WAIT_NOTICE_MS } from '../src/warehouse/deferred-indexes.ts';
 import { systemClock } from '../src/common/clock.ts';
 import { buildLookupIndexes, prepareLookupIndexes, WAITING } from '../src/pipeline/lookup-indexes.ts';
-import { lockKeys } from '../src/warehouse/lock-keys.ts';
-import { waitFor } from './helpers/chaos.ts';
+import { LOCK_ID_OF_PARAM_1, lockKeys } from '../src/warehouse/lock-keys.ts';
+import { sleep, waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
 import { captureLogger, datasetTransfers, job, migratedWarehouse, runExport, warehouseTransfers } from './helpers/exporter.ts';
@@ -227,6 +227,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
       expect(migrated.code, migrated.stderr).toBe(0);
       expect(migrated.stdout).toContain('built the lookup indexes a first load had dropped: token_transfers_block_hash, token_transfers_from, token_transfers_to');
       expect(migrated.stdout).toContain('erc20-etl migrate: resumed autovacuum on token_transfers, which a first load had paused');
+      expect(migrated.stdout).not.toContain(WAITING);
       expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       expect(await unbuilt(target.warehouse)).toEqual([]);
       expect(await autovacuumSetting(target.warehouse.db)).toBeUndefined();
@@ -287,7 +288,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
     }
   });
 
-  it('says it waits for another run that holds the lookup indexes, before it waits, and goes on once that run is done; migrate says so too', async () => {
+  it("says so once it has waited a while for the lookup indexes' lock another session holds, then goes on when it is let go: a first load, its build and migrate", async () => {
     const target = await migratedWarehouse('deferred_waiting');
     const { db } = target.warehouse;
     const holder = new pg.Client({ connectionString: target.url });
@@ -303,40 +304,58 @@ describe('a first load builds its lookup indexes after its rows', () => {
       ).rows[0]!.n > 0;
     const hold = async () => {
       await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`, [lockKeys.indexes()]);
+      await holder.query(`SELECT pg_advisory_xact_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.indexes()]);
     };
+    const log = captureLogger();
+    const said = () => log.text().split(`"msg":"${WAITING}"`).length - 1;
+    let migrating: ReturnType<typeof runCli> | undefined;
     try {
       await holder.connect();
-      const log = captureLogger();
       const deps = { warehouse: target.warehouse, logger: log.logger, clock: systemClock };
       // nobody holds it: nothing is said
       const kept = await prepareLookupIndexes(deps, wholeJob('waiting', { keepIndexes: true }), { runId: '1', defer: false });
       expect(kept.deferred).toEqual([]);
-      expect(log.text()).not.toContain(WAITING);
+      expect(said()).toBe(0);
 
+      // a first load's prepare step waits, says so once the wait lasts, and drops them once let go
       await hold();
       let settled = false;
       const prepared = prepareLookupIndexes(deps, wholeJob('waiting'), { runId: '2', defer: true }).finally(() => {
         settled = true;
       });
       await waitFor(waiting, { what: "the run to wait for the lookup indexes' lock" });
-      expect(log.text()).toContain(`"msg":"${WAITING}; this run reads once that one is done","job":"waiting","run":"2"`);
+      await waitFor(() => said() === 1, { what: 'the run to say it waits', timeoutMs: 20_000 });
+      expect(log.text()).toContain(`"msg":"${WAITING}","job":"waiting","run":"2"`);
       expect(settled).toBe(false);
       await holder.query('COMMIT');
-      expect((await prepared).deferred).toEqual([...DEFERRABLE_INDEXES]);
+      const plan = await prepared;
+      expect(plan.deferred).toEqual([...DEFERRABLE_INDEXES]);
 
-      // migrate, which builds what a first load left unbuilt, waits the same way and says so
+      // its build after the rows, the same
       await hold();
-      const migrating = runCli(['migrate'], { env: { DATABASE_URL: target.url } });
+      const built = buildLookupIndexes(deps, wholeJob('waiting'), '2', plan);
+      await waitFor(() => said() === 2, { what: 'the build to say it waits', timeoutMs: 20_000 });
+      expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
+      await holder.query('COMMIT');
+      await built;
+      expect(await unbuilt(target.warehouse)).toEqual([]);
+
+      // migrate, which builds what a first load left unbuilt, says so on its output
+      await prepareLookupIndexes(deps, wholeJob('waiting'), { runId: '3', defer: true });
+      expect(said()).toBe(2);
+      await hold();
+      migrating = runCli(['migrate'], { env: { DATABASE_URL: target.url } });
       await waitFor(waiting, { what: "migrate to wait for the lookup indexes' lock" });
+      await sleep(WAIT_NOTICE_MS + 500);
       await holder.query('COMMIT');
       const migrated = await migrating;
       expect(migrated.code, migrated.stderr).toBe(0);
-      expect(migrated.stdout).toContain(`erc20-etl migrate: ${WAITING}; migrate goes on once that one is done`);
+      expect(migrated.stdout).toContain(`erc20-etl migrate: ${WAITING}\n`);
       expect(migrated.stdout).toContain('built the lookup indexes a first load had dropped: token_transfers_block_hash, token_transfers_from, token_transfers_to');
       expect(await unbuilt(target.warehouse)).toEqual([]);
     } finally {
       await holder.end().catch(() => undefined);
+      await migrating?.catch(() => undefined);
       await target.drop();
     }
   });

@@ -8,10 +8,11 @@ import { retried } from './retried.ts';
 type IndexDeps = Pick<RunnerDeps, 'warehouse' | 'logger' | 'clock' | 'budget'>;
 
 /**
- * What a run says before it waits for the lookup indexes' lock, which another session holds: a run building them, or
- * a first load dropping them. Without it a run would sit silent for as long as that build takes.
+ * What a run, a queued task or `migrate` says once it has waited a while (`WAIT_NOTICE_MS`) for the lock that the lookup
+ * indexes' drops and builds take turns under: another session holds it, most likely to build them (which can take
+ * minutes on a large table) or to drop them for its first load. Without it the wait would be silent.
  */
-export const WAITING = "waiting for another run, which holds token_transfers' lookup indexes (building them, or dropping them for its first load)";
+export const WAITING = "waiting for the lock on token_transfers' lookup indexes, which another session holds (a run, a task or migrate dropping or building them)";
 
 const MIGRATE_AS_OWNER = 'run `erc20-etl migrate` as the role that owns the tables to build them';
 
@@ -26,7 +27,7 @@ const MIGRATE_AS_OWNER = 'run `erc20-etl migrate` as the role that owns the tabl
 export async function prepareLookupIndexes(deps: IndexDeps, job: Readonly<JobConfig>, o: { runId: string; defer: boolean }, stop?: AbortSignal): Promise<IndexPlan> {
   const started = deps.clock.now();
   const log = { job: job.name, run: o.runId };
-  const onWait = () => deps.logger.info({ msg: `${WAITING}; this run reads once that one is done`, ...log });
+  const onWait = () => deps.logger.info({ msg: WAITING, ...log });
   const plan = await retried(deps, job.name, 'preparing the lookup indexes', () => prepareIndexes(deps.warehouse.db, { ...o, onWait }), stop);
   if (plan.deferred.length) {
     deps.logger.info({
@@ -65,9 +66,7 @@ export async function buildLookupIndexes(deps: IndexDeps, job: Readonly<JobConfi
   if (ending) deps.logger.info({ msg: `the run ${ending}: building the lookup indexes its first load dropped before it ends`, ...log, indexes: plan.deferred });
   const started = deps.clock.now();
   const { built, resumed } = await (deps.budget ?? NO_BUDGET).time('copy', () =>
-    retried(deps, job.name, 'building the lookup indexes', () =>
-      rebuildDeferredIndexes(deps.warehouse.db, () => deps.logger.info({ msg: `${WAITING}; this run builds what is left once that one is done`, ...log })),
-    ),
+    retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db, () => deps.logger.info({ msg: WAITING, ...log }))),
   );
   // none: another run built them meanwhile, or this one's earlier attempt did (its answer was lost)
   if (built.length) deps.logger.info({ msg: 'built the lookup indexes', ...log, indexes: built, ms: deps.clock.now() - started, ...(resumed && { autovacuum: 'resumed' }) });

@@ -71,7 +71,7 @@ export interface IndexPlan {
  * paused till then unless the table has a setting of its own (`PAUSE_AUTOVACUUM`). Otherwise indexes a stopped first
  * load left unbuilt are built now. A role that does not own token_transfers (README "Database privileges") can do
  * neither: the run keeps the indexes as they are; `migrate`, as the owner, builds any left unbuilt. Dropping and building
- * take turns under one lock: `onWait` hears when another session holds it, before this one waits for it.
+ * take turns under one lock: `onWait` hears when this one has waited `WAIT_NOTICE_MS` for another session to let go of it.
  *
  * @example await prepareIndexes(db, { defer: true, runId: '7' }) // → { deferred: ['token_transfers_block_hash', …], rebuilt: [] }
  */
@@ -208,14 +208,20 @@ export function lookupIndex(name: string): (typeof LOOKUP_INDEXES)[number] {
   return index;
 }
 
+/**
+ * How long a wait for the lock must last before `onWait` hears of it: the lock is also held for a moment by every
+ * run that only looks for indexes to build (and finds none), and such a wait is not worth a word.
+ */
+export const WAIT_NOTICE_MS = 1000;
+
 /** The indexes deferred_indexes records, read under the lock that drops and builds take turns under (till the transaction ends). */
 async function lockedRecords(trx: Kysely<Database>, onWait?: () => void): Promise<string[]> {
-  const key = lockId(lockKeys.indexes());
-  // another session holds it (a run building the indexes, or dropping them for its first load): said before waiting
-  const { rows } = await sql<{ taken: boolean }>`SELECT pg_try_advisory_xact_lock(${key}) AS taken`.execute(trx);
-  if (!rows[0]?.taken) {
-    onWait?.();
-    await sql`SELECT pg_advisory_xact_lock(${key})`.execute(trx);
+  // another session holds it (dropping or building the indexes, or looking for some to build): said once the wait lasts
+  const notice = onWait && setTimeout(onWait, WAIT_NOTICE_MS);
+  try {
+    await sql`SELECT pg_advisory_xact_lock(${lockId(lockKeys.indexes())})`.execute(trx);
+  } finally {
+    clearTimeout(notice);
   }
   return recordedNames(trx);
 }
