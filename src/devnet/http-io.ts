@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TransferRecord } from '../dataset/types.ts';
+import { transfersJsonSize, writeTransfersJson } from './transfers-json.ts';
 
 const MAX_REQUEST_BODY = 5 * 1024 * 1024;
 
@@ -50,18 +52,16 @@ export function createSendBuffers(keep = 8): SendBuffers {
 }
 
 /**
- * A page's bytes: its head as UTF-8 (the token's name may be any text), its rows' ASCII parts, and the closing `}`,
- * written straight into one buffer. The same bytes as the UTF-8 of the page's whole text, without making that text.
+ * A page's bytes: its head as UTF-8 (the token's name may be any text), its rows as JSON (`writeTransfersJson`), and
+ * the closing `}`, written straight into one buffer. The same bytes as the UTF-8 of the page's whole text, without
+ * making that text.
  *
- * @example pageBytes({ head: '{"contractName":"Éther","tokenTransfers":', rows: ['[]'] }, buffers).toString() // → '{"contractName":"Éther","tokenTransfers":[]}'
+ * @example pageBytes({ head: '{"contractName":"Éther","tokenTransfers":', rows: [] }, buffers).toString() // → '{"contractName":"Éther","tokenTransfers":[]}'
  */
-export function pageBytes(page: { head: string; rows: readonly string[] }, buffers: SendBuffers): Buffer {
+export function pageBytes(page: { head: string; rows: readonly TransferRecord[] }, buffers: SendBuffers): Buffer {
   const headSize = Buffer.byteLength(page.head, 'utf8');
-  let size = headSize + 1;
-  for (const part of page.rows) size += part.length;
-  const bytes = buffers.take(size);
-  let at = bytes.write(page.head, 0, 'utf8');
-  for (const part of page.rows) at += bytes.write(part, at, 'latin1');
+  const bytes = buffers.take(headSize + transfersJsonSize(page.rows) + 1);
+  const at = writeTransfersJson(page.rows, bytes, bytes.write(page.head, 0, 'utf8'));
   bytes[at] = 0x7d; // }
   return bytes;
 }

@@ -1,18 +1,19 @@
 import type { ChainStore } from './chain-store.ts';
 import { encodePageKey } from './page-key.ts';
 import { selectPage } from './paging.ts';
-import { transfersJsonParts } from './transfers-json.ts';
+import { transfersJson } from './transfers-json.ts';
+import type { TransferRecord } from '../dataset/types.ts';
 import { parseTransfersQuery, type QueryContext } from './transfers-query.ts';
 
 /**
  * A page as it is sent: `head`, the object's keys up to and including `"tokenTransfers":` (the token's name may be
- * any text), then `rows`, the array's ASCII text in parts, then `}`. `body` is the whole text, made when asked for
- * (a fault that damages the page reads it).
+ * any text), then `rows` as a JSON array (`writeTransfersJson`), then `}`. `body` is the whole text, made when asked
+ * for (a fault that damages the page reads it).
  */
 export interface PageAnswer {
   status: 200;
   head: string;
-  rows: readonly string[];
+  rows: readonly TransferRecord[];
   readonly body: string;
 }
 
@@ -51,13 +52,12 @@ export function handleTransfers(params: URLSearchParams, chain: ChainStore, ctx:
     );
   }
   const prefix = `${JSON.stringify(head).slice(0, -1)},"tokenTransfers":`;
-  const parts = transfersJsonParts(rows);
   return {
     status: 200,
     head: prefix,
-    rows: parts,
+    rows,
     get body() {
-      return `${prefix}${parts.join('')}}`;
+      return `${prefix}${transfersJson(rows)}}`;
     },
   };
 }
