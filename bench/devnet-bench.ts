@@ -47,13 +47,14 @@ export async function benchDevnet(o: DevnetBenchOptions): Promise<DevnetBenchRes
   try {
     // the bench measures the server: the client reads every byte but decodes and parses only the page's head
     // (count, nextPageKey), which the server writes before the rows: decoding each page's 400 KB as text, the client
-    // on the same two cores was much of what the figure measured (204,382 transfers/s against 299,570 reading bytes,
-    // with the same server; bench/NOTES.md, "A twenty-second day")
+    // on the same two cores looked to be much of what the figure measured (204,382 transfers/s against 299,570 reading
+    // bytes, with the same server, one run each; bench/NOTES.md, "A twenty-second day")
     const getPageHead = async (path: string) => {
       const res = await pool.request({ method: 'GET', path });
       const bytes = Buffer.from(await res.body.arrayBuffer());
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${bytes.toString('utf8', 0, 200)}`);
       const cut = bytes.indexOf(',"tokenTransfers":');
+      if (cut < 0) throw new Error(`no "tokenTransfers" in a page: ${bytes.toString('utf8', 0, 200)}`);
       return JSON.parse(`${bytes.toString('utf8', 0, cut)}}`) as { count: number; nextPageKey?: string };
     };
     const post = async (body: unknown) => {

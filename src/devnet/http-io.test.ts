@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createChainStore } from './chain-store.ts';
 import { rpcLog } from './chain-log.ts';
 import { syntheticForeignLogs } from './foreign-logs.ts';
-import { createSendBuffers, jsonBytes } from './http-io.ts';
+import { createSendBuffers, jsonBytes, pageBytes } from './http-io.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from './synthetic.ts';
 
 describe('send buffers', () => {
@@ -85,5 +85,21 @@ describe('send buffers', () => {
     const first = [1, ...Array.from({ length: 63 }, () => own)];
     const mixed = { id: 1, result: [...first, ...Array.from({ length: 36 }, () => own)] };
     expect(jsonBytes(mixed, buffers).toString()).toBe(`{"id":1,"result":[${JSON.stringify(first).slice(1, -1)},${Array(36).fill('"own"').join(',')}]}`);
+  });
+});
+
+describe('pageBytes', () => {
+  it('writes the head as UTF-8 and the rows as JSON.stringify would, into memory an earlier answer filled', () => {
+    const { transfers } = generateSyntheticDataset({ seed: 6, blocks: 40, tokens: 2, transfers: 1200, startBlock: 18_000_000 });
+    const buffers = createSendBuffers();
+    const dirty = buffers.take(2 * 1024 * 1024).fill(0x2a);
+    buffers.give(dirty);
+    const head = '{"contractName":"Éther Synthétique ✓ 🦄","count":7,"tokenTransfers":';
+    for (const n of [0, 1, 5, 999, 1000]) {
+      const rows = transfers.slice(0, n);
+      const bytes = pageBytes({ head, rows }, buffers);
+      expect(bytes.equals(Buffer.from(`${head}${JSON.stringify(rows.map(({ contractAddress: _c, ...rest }) => rest))}}`, 'utf8'))).toBe(true);
+      buffers.give(bytes);
+    }
   });
 });

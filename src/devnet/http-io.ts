@@ -62,6 +62,8 @@ export function pageBytes(page: { head: string; rows: readonly TransferRecord[] 
   const headSize = Buffer.byteLength(page.head, 'utf8');
   const bytes = buffers.take(headSize + transfersJsonSize(page.rows) + 1);
   const at = writeTransfersJson(page.rows, bytes, bytes.write(page.head, 0, 'utf8'));
+  // memory used before holds an earlier answer's bytes: a size that disagreed with the writer would send some of them
+  if (at !== bytes.length - 1) throw new Error(`a page of ${page.rows.length} rows measured ${bytes.length} bytes but wrote ${at + 1}`);
   bytes[at] = 0x7d; // }
   return bytes;
 }

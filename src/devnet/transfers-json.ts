@@ -43,7 +43,7 @@ export function transfersJsonSize(rows: readonly TransferRecord[]): number {
  * `transfersJsonSize(rows)` bytes from `at`. The server's hot path: it makes no string. Rows turned into text first (a
  * template per row) left garbage that outlived the young generation's collections while the server served, for
  * reasons not found: serving 1,000,000 transfers took 101 scavenges (about 2 s) and grew the heap by about 400 MB;
- * written field by field, 2 scavenges, and 42 % less of the server's CPU (bench/NOTES.md, "A twenty-second day").
+ * written field by field, 2 scavenges, and about 40 % less of the server's CPU (bench/NOTES.md, "A twenty-second day").
  */
 export function writeTransfersJson(rows: readonly TransferRecord[], bytes: Buffer, at: number): number {
   bytes[at++] = 0x5b; // [
