@@ -61,9 +61,8 @@ export function transferLog(t: TransferRecord): ChainLog {
 /**
  * A log as geth answers it in `eth_getLogs`, numbers as hex quantities, with `blockTimestamp` as newer
  * nodes add it and `removed: false` (the server only serves the canonical chain). Its own fields are the
- * answer's, in geth's key order, so it spreads and stringifies as the plain object would; it is frozen,
- * and writes its own JSON text by hand (`jsonText`), the reference server's hot path when it answers
- * `eth_getLogs`: about 3 µs a log in JSON.stringify.
+ * answer's, in geth's key order, so it spreads and stringifies as the plain object would; it is frozen.
+ * The server's answers write the same text without making it (logs-answer.ts).
  */
 export class RpcLog {
   readonly address: string;
@@ -89,23 +88,35 @@ export class RpcLog {
     this.logIndex = toQuantity(log.logIndex);
     Object.freeze(this);
   }
-
-  /**
-   * `JSON.stringify(this)`, written without its walk of the object: every field is hex text or a quantity,
-   * which needs no escaping (the chain store admits only such text: chain-store.ts).
-   */
-  jsonText(): string {
-    let topics = '';
-    for (let i = 0; i < this.topics.length; i++) topics += `${i ? ',' : ''}"${this.topics[i]}"`;
-    return (
-      `{"address":"${this.address}","topics":[${topics}],"data":"${this.data}","blockNumber":"${this.blockNumber}",` +
-      `"blockHash":"${this.blockHash}","blockTimestamp":"${this.blockTimestamp}","transactionHash":"${this.transactionHash}",` +
-      `"transactionIndex":"${this.transactionIndex}","logIndex":"${this.logIndex}","removed":false}`
-    );
-  }
 }
 
 /** The `eth_getLogs` answer of a log: see `RpcLog`. */
 export function rpcLog(log: ChainLog): RpcLog {
   return new RpcLog(log);
+}
+
+/**
+ * A log as the chain store holds it: a transfer row, whose log (`transferLog`) is made only when asked for, or a log
+ * of its own (a foreign one: foreign-logs.ts).
+ */
+export type StoredLog = TransferRecord | ChainLog;
+
+export function isTransferRow(log: StoredLog): log is TransferRecord {
+  return 'fromAddress' in log;
+}
+
+/** The log a stored log stands for. */
+export function chainLogOf(log: StoredLog): ChainLog {
+  return isTransferRow(log) ? transferLog(log) : log;
+}
+
+/** How many topics a stored log has (a transfer's: three). */
+export function storedTopicCount(log: StoredLog): number {
+  return isTransferRow(log) ? 3 : log.topics.length;
+}
+
+/** A stored log's topic `i` (`i` below its count), a transfer's made as asked: `transferLog(t).topics[i]`. */
+export function storedTopic(log: StoredLog, i: number): string {
+  if (!isTransferRow(log)) return log.topics[i]!;
+  return i === 0 ? TRANSFER_TOPIC : addressTopic(i === 1 ? log.fromAddress : log.toAddress);
 }

@@ -1,6 +1,6 @@
 import type { HeaderJson } from '../eth/header-fields.ts';
 import type { Dataset, TokenRecord, TransferRecord } from '../dataset/types.ts';
-import { type ChainLog, transferLog } from './chain-log.ts';
+import { type ChainLog, chainLogOf, type StoredLog } from './chain-log.ts';
 import type { ForeignLog } from './foreign-logs.ts';
 
 /**
@@ -24,6 +24,8 @@ export interface ChainStore {
    * the foreign logs' (placed after the ERC-20 logs of their block). `addresses` keeps only those emitters.
    */
   logs(from: number, to: number, addresses?: ReadonlySet<string>): ChainLog[];
+  /** `logs`, a transfer's log as its row: what an `eth_getLogs` answer writes from (logs-answer.ts). */
+  storedLogs(from: number, to: number, addresses?: ReadonlySet<string>): StoredLog[];
   token(contract: string): TokenRecord | undefined;
   /** Transfers of one contract, ordered blockNumber desc then logIndex desc. */
   transfersOf(contract: string): readonly TransferRecord[];
@@ -89,6 +91,20 @@ export function createChainStore(initial: Dataset, foreign: readonly ForeignLog[
   }
   load(initial);
 
+  function storedLogs(from: number, to: number, addresses?: ReadonlySet<string>): StoredLog[] {
+    const out: StoredLog[] = [];
+    const keep = (address: string) => addresses === undefined || addresses.has(address);
+    let f = firstAbove(placed, from - 1, (l) => l.blockNumber);
+    for (let i = firstAbove(ordered, from - 1, (t) => t.blockNumber); i < ordered.length && ordered[i]!.blockNumber <= to; i++) {
+      const t = ordered[i]!;
+      // foreign logs of earlier blocks, and of this block (they stand after its ERC-20 logs)
+      for (; f < placed.length && placed[f]!.blockNumber < t.blockNumber; f++) if (keep(placed[f]!.address)) out.push(placed[f]!);
+      if (keep(t.contractAddress)) out.push(t);
+    }
+    for (; f < placed.length && placed[f]!.blockNumber <= to; f++) if (keep(placed[f]!.address)) out.push(placed[f]!);
+    return out;
+  }
+
   return {
     head: () => headNumber,
     lowest: () => (numbers.length ? numbers[0]! : -1),
@@ -99,19 +115,8 @@ export function createChainStore(initial: Dataset, foreign: readonly ForeignLog[
       const i = firstAbove(numbers, n, (x) => x) - 1;
       return i >= 0 ? headers[i] : undefined;
     },
-    logs(from, to, addresses) {
-      const out: ChainLog[] = [];
-      const keep = (address: string) => addresses === undefined || addresses.has(address);
-      let f = firstAbove(placed, from - 1, (l) => l.blockNumber);
-      for (let i = firstAbove(ordered, from - 1, (t) => t.blockNumber); i < ordered.length && ordered[i]!.blockNumber <= to; i++) {
-        const t = ordered[i]!;
-        // foreign logs of earlier blocks, and of this block (they stand after its ERC-20 logs)
-        for (; f < placed.length && placed[f]!.blockNumber < t.blockNumber; f++) if (keep(placed[f]!.address)) out.push(placed[f]!);
-        if (keep(t.contractAddress)) out.push(transferLog(t));
-      }
-      for (; f < placed.length && placed[f]!.blockNumber <= to; f++) if (keep(placed[f]!.address)) out.push(placed[f]!);
-      return out;
-    },
+    logs: (from, to, addresses) => storedLogs(from, to, addresses).map(chainLogOf),
+    storedLogs,
     token: (contract) => tokenByContract.get(contract),
     transfersOf: (contract) => byContract.get(contract) ?? [],
     contracts: () => [...byContract].map(([contractAddress, list]) => ({ contractAddress, transfers: list.length })),

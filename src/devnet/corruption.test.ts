@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { checkAddress, checkHash, checkIsoTimestamp, checkUint256Text } from '../dataset/validate.ts';
 import { verifyHeaderHash } from '../eth/header-hash.ts';
-import { rpcLog, TRANSFER_TOPIC } from './chain-log.ts';
+import { TRANSFER_TOPIC } from './chain-log.ts';
 import { createChainStore } from './chain-store.ts';
 import { corruptHeader, corruptPage, CORRUPTION_KINDS, OVERFLOW_VALUE, parseCorruptionOrder, transferJson, type PageJson } from './corruption.ts';
 import { type CorruptedAnswer, createCorruptor } from './corruptor.ts';
+import { LogsAnswer } from './logs-answer.ts';
 import { encodePageKey } from './page-key.ts';
 import { generateSyntheticDataset } from './synthetic.ts';
 
@@ -217,7 +218,9 @@ describe('createCorruptor', () => {
       method: 'eth_getLogs',
       params: [{ address: [address], topics: [TRANSFER_TOPIC], fromBlock: '0x1f4', toBlock: '0x21b' }],
     });
-    const logsOf = (address: string) => chain.logs(500, 539, new Set([address])).map(rpcLog);
+    // as the server answers them: the logs as stored, written as geth's when sent
+    const logsOf = (address: string) => new LogsAnswer(chain.storedLogs(500, 539, new Set([address])));
+    const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as { id: number; result: Record<string, unknown>[] };
     const other = dataset.transfers.find((t) => t.contractAddress !== contract)!.contractAddress;
     corruptor.arm({ kind: 'logs-missing-field', contract, times: 1 });
     // another contract's call, and an error answer, pass and leave the order armed
@@ -227,11 +230,11 @@ describe('createCorruptor', () => {
     const request = JSON.stringify([logsCall(1, other), logsCall(2, contract), logsCall(3, contract)]);
     const answer = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, result: logsOf(id === 1 ? other : contract) }));
     const out = jsonOf(corruptor.rpc(request, answer)) as { id: number; result: Record<string, unknown>[] }[];
-    expect(out[0]).toEqual(answer[0]);
-    expect(out[2]).toEqual(answer[2]);
+    expect(out[0]).toEqual(plain(answer[0]));
+    expect(out[2]).toEqual(plain(answer[2]));
     const damaged = out[1]!.result.findIndex((l) => !('transactionHash' in l));
-    const log = answer[1]!.result[damaged]!;
-    expect(out[1]!.result.filter((_, i) => i !== damaged)).toEqual(answer[1]!.result.filter((_, i) => i !== damaged));
+    const log = plain(answer[1]).result[damaged]!;
+    expect(out[1]!.result.filter((_, i) => i !== damaged)).toEqual(plain(answer[1]).result.filter((_, i) => i !== damaged));
     expect(corruptor.snapshot()).toEqual({
       armed: null,
       served: [{ kind: 'logs-missing-field', contract, block: Number(log.blockNumber), log: Number(log.logIndex), field: `result[${damaged}].transactionHash` }],
@@ -242,7 +245,7 @@ describe('createCorruptor', () => {
   it('answers logs-html-200 and logs-huge-body in place of a whole POST holding an eth_getLogs call, and no other', () => {
     const { corruptor } = setup();
     const request = JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'eth_getLogs', params: [{ address: contract, fromBlock: '0x1f4', toBlock: '0x1f4' }] });
-    const answer = { jsonrpc: '2.0', id: 4, result: [] };
+    const answer = { jsonrpc: '2.0', id: 4, result: new LogsAnswer([]) };
     corruptor.arm({ kind: 'logs-html-200', times: 2 });
     expect(corruptor.rpc(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'eth_blockNumber', params: [] }), { jsonrpc: '2.0', id: 4, result: '0x1' })).toBeUndefined();
     expect(corruptor.rpc(request, answer)).toMatchObject({ type: 'html', text: expect.stringMatching(/^<!DOCTYPE html>/) });

@@ -18,6 +18,7 @@ import {
   type ServedCorruption,
 } from './corruption.ts';
 import { type LogFilter, parseLogFilter } from './log-filter.ts';
+import { LogsAnswer } from './logs-answer.ts';
 import { corruptLogs, type LogJson, type LogsCall } from './logs-corruption.ts';
 import { decodePageKey } from './page-key.ts';
 import { moveToOtherBlock } from './wrong-block.ts';
@@ -145,7 +146,7 @@ export function createCorruptor({ chain, stats, pageKeySecret }: CorruptorDeps) 
         return a && typeof a === 'object' && 'result' in a ? { id: a.id ?? null, result: a.result } : undefined;
       };
       if (LOGS_BODY_KINDS.has(kind)) {
-        const hit = members.map(resultOf).find((m) => m && Array.isArray(m.result) && logsCallOf(calls.get(m.id)));
+        const hit = members.map(resultOf).find((m) => m && m.result instanceof LogsAnswer && logsCallOf(calls.get(m.id)));
         if (!hit) return undefined;
         const contract = logsCallOf(calls.get(hit.id))!.contract;
         use({ kind, ...(contract !== undefined && { contract }), field: 'body' });
@@ -164,8 +165,9 @@ export function createCorruptor({ chain, stats, pageKeySecret }: CorruptorDeps) 
           return { ...(member as object), result: header };
         }
         const logsCall = logsCallOf(call);
-        if (!logsCall || !Array.isArray(m.result)) return member;
-        const result = corruptLogs(kind as LogsCorruption, m.result as LogJson[], logsCall.call, chain);
+        if (!logsCall || !(m.result instanceof LogsAnswer)) return member;
+        const logs: LogJson[] = m.result.toJSON().map((log) => ({ ...log }));
+        const result = corruptLogs(kind as LogsCorruption, logs, logsCall.call, chain);
         if (!result) return member;
         use({ kind, ...(logsCall.contract !== undefined && { contract: logsCall.contract }), block: result.block, log: result.log, field: result.field });
         damaged = true;

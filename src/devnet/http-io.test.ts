@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createChainStore } from './chain-store.ts';
 import { rpcLog } from './chain-log.ts';
 import { syntheticForeignLogs } from './foreign-logs.ts';
 import { createSendBuffers, jsonBytes, pageBytes } from './http-io.ts';
+import { LogsAnswer } from './logs-answer.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from './synthetic.ts';
 
 describe('send buffers', () => {
@@ -39,6 +40,8 @@ describe('send buffers', () => {
     const chainOptions = { ...SYNTHETIC_DEFAULTS, blocks: 40, tokens: 2, transfers: 400 };
     const chain = createChainStore(generateSyntheticDataset(chainOptions), syntheticForeignLogs(chainOptions));
     const rpcLogs = chain.logs(SYNTHETIC_DEFAULTS.startBlock, SYNTHETIC_DEFAULTS.startBlock + 39).map(rpcLog);
+    const answer = new LogsAnswer(chain.storedLogs(SYNTHETIC_DEFAULTS.startBlock, SYNTHETIC_DEFAULTS.startBlock + 39));
+    expect(answer.jsonBound()).toBeGreaterThan(64 * 1024);
     const values: unknown[] = [
       { jsonrpc: '2.0', id: 7, result: logs },
       { result: logs, id: 'a "quoted" id', jsonrpc: '2.0' },
@@ -63,9 +66,22 @@ describe('send buffers', () => {
       { id: 5, result: Array.from({ length: 100 }, (_, i) => i), toJSON: () => ({ replaced: true }) },
       { id: 6, result: Array.from({ length: 100 }, () => ({ toJSON: (key: string) => key })) },
       Array.from({ length: 100 }, (_, i) => ({ id: i, result: i, toJSON: (key: string) => key })),
-      // logs that write their own text, alone, in a batch, and mixed with plain ones
+      // the logs as RpcLogs, and as the server answers them (LogsAnswer writes its own bytes): alone, in batches small
+      // and large (each answer larger than the memory a batch starts with), beside answers of other kinds
       { jsonrpc: '2.0', id: 8, result: rpcLogs },
-      Array.from({ length: 3 }, (_, i) => ({ jsonrpc: '2.0', id: i, result: rpcLogs })),
+      { jsonrpc: '2.0', id: 8, result: answer },
+      { jsonrpc: '2.0', id: 8, result: new LogsAnswer([]) },
+      Array.from({ length: 3 }, (_, i) => ({ jsonrpc: '2.0', id: i, result: answer })),
+      Array.from({ length: 70 }, (_, i) => ({ jsonrpc: '2.0', id: i, result: i % 2 ? answer : log(i) })),
+      [
+        { jsonrpc: '2.0', id: 'é', result: answer },
+        { jsonrpc: '2.0', id: 2, error: { code: -32005, message: 'Éther ✓' } },
+      ],
+      // a batch one of whose members has a toJSON (handed its index): as JSON.stringify writes it
+      [
+        { jsonrpc: '2.0', id: 1, result: answer },
+        { id: 2, toJSON: (key: string) => key },
+      ],
       { jsonrpc: '2.0', id: 9, result: [...rpcLogs.slice(0, 100), log(1), ...rpcLogs.slice(100)] },
     ];
     for (const value of values) {
@@ -75,16 +91,26 @@ describe('send buffers', () => {
     }
   });
 
-  it('writes an element by its own jsonText when every element of its group has one', () => {
-    const buffers = createSendBuffers();
-    const own = { jsonText: () => '"own"', field: 1 };
-    const text = jsonBytes({ id: 1, result: Array.from({ length: 100 }, () => own) }, buffers).toString();
-    expect(text).toBe(`{"id":1,"result":[${Array(100).fill('"own"').join(',')}]}`);
-    // a group (64 elements) with one element that has none is written by JSON.stringify, which leaves the function
-    // out; the next group, all of whose elements have one, by theirs
-    const first = [1, ...Array.from({ length: 63 }, () => own)];
-    const mixed = { id: 1, result: [...first, ...Array.from({ length: 36 }, () => own)] };
-    expect(jsonBytes(mixed, buffers).toString()).toBe(`{"id":1,"result":[${JSON.stringify(first).slice(1, -1)},${Array(36).fill('"own"').join(',')}]}`);
+  it('writes an eth_getLogs answer’s logs with their own writer, alone and in batches, never making their objects', () => {
+    const options = { ...SYNTHETIC_DEFAULTS, blocks: 10, tokens: 2, transfers: 100 };
+    const answer = new LogsAnswer(createChainStore(generateSyntheticDataset(options)).storedLogs(options.startBlock, options.startBlock + 9));
+    const made = vi.spyOn(LogsAnswer.prototype, 'toJSON');
+    const written = vi.spyOn(LogsAnswer.prototype, 'writeJson');
+    try {
+      const buffers = createSendBuffers();
+      for (const value of [
+        { jsonrpc: '2.0', id: 1, result: answer },
+        [{ jsonrpc: '2.0', id: 1, result: answer }],
+        Array.from({ length: 65 }, (_, id) => ({ jsonrpc: '2.0', id, result: answer })),
+      ]) {
+        buffers.give(jsonBytes(value, buffers));
+      }
+      expect(made).not.toHaveBeenCalled();
+      expect(written).toHaveBeenCalledTimes(67);
+    } finally {
+      made.mockRestore();
+      written.mockRestore();
+    }
   });
 });
 

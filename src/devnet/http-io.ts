@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TransferRecord } from '../dataset/types.ts';
+import { LogsAnswer } from './logs-answer.ts';
 import { transfersJsonSize, writeTransfersJson } from './transfers-json.ts';
 
 const MAX_REQUEST_BODY = 5 * 1024 * 1024;
@@ -76,7 +77,8 @@ const GROUP = 64;
  * and `Buffer.from` of its text (a buffer made anew) took about ten times as long as writing it into memory used before.
  * A large array (a batch's answers, or an answer's `result`) is turned into text `GROUP` elements at a time, each
  * written before the next is made: the text of the whole answer would be a string of 6 MB, made in memory of its own
- * (a fresh mapping, every page of it a page fault) for each answer.
+ * (a fresh mapping, every page of it a page fault) for each answer. An `eth_getLogs` result (`LogsAnswer`) writes its
+ * own bytes, alone or in a batch of any size.
  *
  * @example jsonBytes({ id: 1, result: '0x1' }, buffers).toString() // → '{"id":1,"result":"0x1"}'
  */
@@ -88,7 +90,7 @@ export function jsonBytes(value: unknown, buffers: SendBuffers): Buffer {
 
 /** Writes `value`'s JSON text; `outer`: it may be a batch, or an answer whose `result` is large. */
 function writeJson(value: unknown, out: BodyWriter, outer: boolean): void {
-  const batch = outer ? largeArray(value) : undefined;
+  const batch = outer ? batchOf(value) : undefined;
   if (batch) {
     writeArray(batch, out, true);
     return;
@@ -105,7 +107,8 @@ function writeJson(value: unknown, out: BodyWriter, outer: boolean): void {
   const text = JSON.stringify({ ...(value as Record<string, unknown>), result: marker.slice(1, -1) });
   const at = text.indexOf(marker);
   out.write(text.slice(0, at));
-  writeArray(result, out, false);
+  if (result instanceof LogsAnswer) out.writeBytes(result.jsonBound(), (bytes, from) => result.writeJson(bytes, from));
+  else writeArray(result, out, false);
   out.write(text.slice(at + marker.length));
 }
 
@@ -127,24 +130,9 @@ function writeArray(items: readonly unknown[], out: BodyWriter, batch: boolean):
   out.write(']');
 }
 
-/**
- * An element that writes its own JSON text: `jsonText()` is `JSON.stringify` of it, made faster (an `eth_getLogs`
- * answer's logs: chain-log.ts).
- */
-interface OwnJsonText {
-  jsonText(): string;
-}
-
-function hasOwnJsonText(value: unknown): value is OwnJsonText {
-  return value !== null && typeof value === 'object' && typeof (value as Partial<OwnJsonText>).jsonText === 'function';
-}
-
 /** The elements' JSON text, comma-separated, without the array's brackets. */
 function groupText(group: readonly unknown[]): string {
-  if (!group.every(hasOwnJsonText)) return JSON.stringify(group).slice(1, -1);
-  let text = '';
-  for (let i = 0; i < group.length; i++) text += `${i ? ',' : ''}${group[i]!.jsonText()}`;
-  return text;
+  return JSON.stringify(group).slice(1, -1);
 }
 
 /**
@@ -154,6 +142,7 @@ function groupText(group: readonly unknown[]): string {
 function sizeHint(value: unknown): number {
   const result = largeResult(value);
   if (!result) return 64 * 1024;
+  if (result instanceof LogsAnswer) return result.jsonBound() + 64 * 1024;
   const first = groupText(result.slice(0, GROUP)).length + 2;
   return Math.ceil((first * result.length * 1.1) / GROUP) + 64 * 1024;
 }
@@ -171,15 +160,24 @@ function hasToJson(value: unknown): boolean {
   return value !== null && typeof value === 'object' && 'toJSON' in value;
 }
 
-function largeResult(value: unknown): unknown[] | undefined {
+/** A batch written an answer at a time: one of more than `GROUP` answers, or one holding an `eth_getLogs` result. */
+function batchOf(value: unknown): unknown[] | undefined {
+  if (!Array.isArray(value) || value.length > GROUP) return largeArray(value);
+  return !hasToJson(value) && !value.some(hasToJson) && value.some((answer) => largeResult(answer) instanceof LogsAnswer) ? value : undefined;
+}
+
+function largeResult(value: unknown): unknown[] | LogsAnswer | undefined {
   if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype || !Object.hasOwn(value, 'result')) return undefined;
   if (hasToJson(value)) return undefined;
   if (!Object.prototype.propertyIsEnumerable.call(value, 'result')) return undefined;
-  return largeArray((value as { result: unknown }).result);
+  const result = (value as { result: unknown }).result;
+  return result instanceof LogsAnswer ? result : largeArray(result);
 }
 
 interface BodyWriter {
   write(text: string): void;
+  /** Lets `write` put at most `bound` bytes straight into the memory, from where the text has got to. */
+  writeBytes(bound: number, write: (bytes: Buffer, at: number) => number): void;
   /** The bytes written, in memory `buffers` gave (to be given back once sent). */
   done(): Buffer;
 }
@@ -188,19 +186,26 @@ interface BodyWriter {
 function bodyWriter(buffers: SendBuffers, size: number): BodyWriter {
   let bytes = buffers.take(size);
   let at = 0;
+  /** Moves the text to larger memory unless `need` more bytes fit. */
+  const room = (need: number) => {
+    if (at + need <= bytes.length) return;
+    const larger = buffers.take(Math.max(2 * bytes.length, at + need));
+    bytes.copy(larger, 0, 0, at);
+    buffers.give(bytes);
+    bytes = larger;
+  };
   return {
     write(text) {
       // a UTF-16 unit is at most 3 bytes of UTF-8; its exact length is counted only when that might not fit
-      if (at + 3 * text.length > bytes.length) {
-        const need = Buffer.byteLength(text, 'utf8');
-        if (at + need > bytes.length) {
-          const larger = buffers.take(Math.max(2 * bytes.length, at + need));
-          bytes.copy(larger, 0, 0, at);
-          buffers.give(bytes);
-          bytes = larger;
-        }
-      }
+      if (at + 3 * text.length > bytes.length) room(Buffer.byteLength(text, 'utf8'));
       at += bytes.write(text, at, 'utf8');
+    },
+    writeBytes(bound, write) {
+      room(bound);
+      const end = write(bytes, at);
+      // a write past its bound would have lost bytes at the memory's end without a word
+      if (end > at + bound) throw new Error(`wrote ${end - at} bytes where at most ${bound} were measured`);
+      at = end;
     },
     done: () => bytes.subarray(0, at),
   };

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseLogFilter, topicsMatch } from './log-filter.ts';
+import { addressTopic, chainLogOf, TRANSFER_TOPIC } from './chain-log.ts';
+import { createChainStore } from './chain-store.ts';
+import { syntheticForeignLogs } from './foreign-logs.ts';
+import { parseLogFilter, storedLogMatches, topicsMatch } from './log-filter.ts';
 import { RpcFailure } from './rpc-errors.ts';
+import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from './synthetic.ts';
 
 const chain = { head: () => 1000, lowest: () => 10 };
 const A = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2';
@@ -72,5 +76,34 @@ describe('topic matching', () => {
   it('each position accepts any of its alternatives', () => {
     expect(topicsMatch([null, new Set([T1, T2])], [T0, T2])).toBe(true);
     expect(topicsMatch([null, new Set([T1, T2])], [T0, T0])).toBe(false);
+  });
+
+  it('matches a stored log (a transfer row, a foreign log) as it matches the topics of the log it stands for', () => {
+    const options = { ...SYNTHETIC_DEFAULTS, blocks: 20, tokens: 2, transfers: 200 };
+    const chain = createChainStore(generateSyntheticDataset(options), syntheticForeignLogs(options));
+    const stored = chain.storedLogs(options.startBlock, options.startBlock + options.blocks - 1);
+    const transfer = stored.find((log) => 'fromAddress' in log)!;
+    const from = 'fromAddress' in transfer ? addressTopic(transfer.fromAddress) : '';
+    const to = 'fromAddress' in transfer ? addressTopic(transfer.toAddress) : '';
+    const filters = [
+      [],
+      [new Set([TRANSFER_TOPIC])],
+      [null, new Set([from])],
+      [null, null, new Set([to, from])],
+      [new Set([TRANSFER_TOPIC]), new Set([to])],
+      [null, null, null],
+      [null, null, null, null],
+    ];
+    let matched = 0;
+    for (const filter of filters) {
+      for (const log of stored) {
+        expect(storedLogMatches(filter, log)).toBe(topicsMatch(filter, chainLogOf(log).topics));
+        if (storedLogMatches(filter, log)) matched++;
+      }
+    }
+    // the filters match some logs and miss others
+    expect(matched).toBeGreaterThan(0);
+    expect(matched).toBeLessThan(filters.length * stored.length);
+    expect(stored.some((log) => !('fromAddress' in log))).toBe(true);
   });
 });

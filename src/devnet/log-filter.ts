@@ -3,6 +3,7 @@
  * `topics` by position with `null` wildcards and OR-arrays, `fromBlock`/`toBlock` as hex or tags (both
  * `latest` when absent), or `blockHash` alone.
  */
+import { type StoredLog, storedTopic, storedTopicCount } from './chain-log.ts';
 import { addressArgument, blockNumberArgument, hashArgument, type TagChain } from './rpc-arguments.ts';
 import { RpcFailure } from './rpc-errors.ts';
 
@@ -81,6 +82,15 @@ function topicsOf(value: unknown): (ReadonlySet<string> | null)[] {
  * @example topicsMatch([new Set([TRANSFER]), null, null], [TRANSFER, from, to, tokenId]) // → true
  */
 export function topicsMatch(filter: LogFilter['topics'], topics: readonly string[]): boolean {
-  if (filter.length > topics.length) return false;
-  return filter.every((accepted, i) => accepted === null || accepted.has(topics[i]!));
+  return topicsFit(filter, topics.length, (i) => topics[i]!);
+}
+
+/** `topicsMatch` of a stored log's topics, a transfer's made only for the positions the filter names. */
+export function storedLogMatches(filter: LogFilter['topics'], log: StoredLog): boolean {
+  return topicsFit(filter, storedTopicCount(log), (i) => storedTopic(log, i));
+}
+
+function topicsFit(filter: LogFilter['topics'], count: number, topic: (i: number) => string): boolean {
+  if (filter.length > count) return false;
+  return filter.every((accepted, i) => accepted === null || accepted.has(topic(i)));
 }

@@ -5,8 +5,9 @@
  */
 import type { HeaderJson } from '../eth/header-fields.ts';
 import type { ChainStore } from './chain-store.ts';
-import { type ChainLog, rpcLog } from './chain-log.ts';
-import { parseLogFilter, topicsMatch } from './log-filter.ts';
+import type { StoredLog } from './chain-log.ts';
+import { parseLogFilter, storedLogMatches } from './log-filter.ts';
+import { LogsAnswer } from './logs-answer.ts';
 import { type LogsLimits, logsLimitError } from './logs-limit-errors.ts';
 import { addressArgument, arity, blockNumberArgument, hashArgument, isBlockTag } from './rpc-arguments.ts';
 import { RpcFailure } from './rpc-errors.ts';
@@ -42,10 +43,11 @@ export class LogsLimitFailure extends RpcFailure {
 }
 
 /**
- * `eth_getLogs`: the matching logs in chain order. Over `--logs-max-range` blocks, or over
- * `--logs-max-results` logs, the style's error instead; a query over more than one block may hang.
+ * `eth_getLogs`: the matching logs in chain order (a `LogsAnswer`: JSON.stringify gives them as geth does). Over
+ * `--logs-max-range` blocks, or over `--logs-max-results` logs, the style's error instead; a query over more than one
+ * block may hang.
  */
-export function getLogs(params: unknown[], ctx: NodeContext): unknown {
+export function getLogs(params: unknown[], ctx: NodeContext): LogsAnswer {
   const filter = parseLogFilter(params, ctx.chain);
   let from: number;
   let to: number;
@@ -53,7 +55,7 @@ export function getLogs(params: unknown[], ctx: NodeContext): unknown {
     const header = ctx.chain.headerByHash(filter.blocks.hash);
     if (!header) throw new RpcFailure('notFound', 'unknown block');
     // a block that left the chain has no logs the server still holds
-    if (!ctx.chain.isCanonical(header.hash)) return [];
+    if (!ctx.chain.isCanonical(header.hash)) return new LogsAnswer([]);
     from = to = Number(BigInt(header.number!));
   } else {
     ({ from, to } = filter.blocks);
@@ -61,16 +63,16 @@ export function getLogs(params: unknown[], ctx: NodeContext): unknown {
   const limits = ctx.logsLimits;
   if (limits?.maxRange && to - from + 1 > limits.maxRange) throw limitFailure(limits, from, to, []);
   if (to > from && ctx.logsHang?.()) throw new RpcHang();
-  const logs = ctx.chain.logs(from, Math.min(to, ctx.chain.head()), filter.addresses).filter((l) => topicsMatch(filter.topics, l.topics));
+  const logs = ctx.chain.storedLogs(from, Math.min(to, ctx.chain.head()), filter.addresses).filter((l) => storedLogMatches(filter.topics, l));
   if (limits?.maxResults && logs.length > limits.maxResults) throw limitFailure(limits, from, to, logs);
-  return logs.map(rpcLog);
+  return new LogsAnswer(logs);
 }
 
 /**
  * The style's refusal of blocks `from` to `to`. Over the range cap the logs are not read (providers refuse
  * before reading), so a range suggested then keeps to the range cap only.
  */
-function limitFailure(limits: LogsLimits, from: number, to: number, logs: readonly ChainLog[]): LogsLimitFailure {
+function limitFailure(limits: LogsLimits, from: number, to: number, logs: readonly StoredLog[]): LogsLimitFailure {
   const error = logsLimitError(limits, { from, to, logBlocks: logs.map((l) => l.blockNumber) });
   if (!error) throw new TypeError(`blocks ${from}-${to} with ${logs.length} logs are within the limits`);
   return new LogsLimitFailure(error.limit, error.message, { code: error.code, data: error.data });

@@ -1,3 +1,5 @@
+import { LogsAnswer } from './logs-answer.ts';
+
 /** What the reference server counts, served at `GET /__stats`. */
 export interface DevnetStats {
   getTokenTransfers: number;
@@ -48,7 +50,7 @@ export function createStats() {
     /** A call answered with `result` (an `eth_getLogs` answer adds its logs to `logsServed`). */
     countAnswered: (method: string, result: unknown) => {
       outcomesOf(method).answered++;
-      if (method === 'eth_getLogs' && Array.isArray(result)) stats.logsServed += result.length;
+      if (method === 'eth_getLogs' && result instanceof LogsAnswer) stats.logsServed += result.length;
     },
     countRefused: (method: string, reason: RefusalReason) => {
       const { refused } = outcomesOf(method);

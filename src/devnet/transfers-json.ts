@@ -1,4 +1,5 @@
 import type { TransferRecord } from '../dataset/types.ts';
+import { digitsLength, isDigitsNumber, known, writeAscii, writeDigits, writeKnown } from './ascii-bytes.ts';
 
 // A row's text between its fields, in the spec's key order (without contractAddress)
 const KEYS = [
@@ -12,7 +13,7 @@ const KEYS = [
   '","transactionIndex":',
   ',"logIndex":',
   '}',
-] as const;
+].map(known);
 const KEYS_LENGTH = KEYS.reduce((n, k) => n + k.length, 0);
 
 /**
@@ -50,23 +51,23 @@ export function writeTransfersJson(rows: readonly TransferRecord[], bytes: Buffe
   for (let i = 0; i < rows.length; i++) {
     const t = rows[i]!;
     if (i) bytes[at++] = 0x2c; // ,
-    at += bytes.write(KEYS[0], at, 'latin1');
-    at += bytes.write(t.fromAddress, at, 'latin1');
-    at += bytes.write(KEYS[1], at, 'latin1');
-    at += bytes.write(t.toAddress, at, 'latin1');
-    at += bytes.write(KEYS[2], at, 'latin1');
-    at += bytes.write(t.value, at, 'latin1');
-    at += bytes.write(KEYS[3], at, 'latin1');
-    at += bytes.write(t.blockHash, at, 'latin1');
-    at += bytes.write(KEYS[4], at, 'latin1');
+    at = writeKnown(KEYS[0]!, bytes, at);
+    at = writeAscii(t.fromAddress, bytes, at);
+    at = writeKnown(KEYS[1]!, bytes, at);
+    at = writeAscii(t.toAddress, bytes, at);
+    at = writeKnown(KEYS[2]!, bytes, at);
+    at = writeAscii(t.value, bytes, at);
+    at = writeKnown(KEYS[3]!, bytes, at);
+    at = writeAscii(t.blockHash, bytes, at);
+    at = writeKnown(KEYS[4]!, bytes, at);
     at = writeNumber(t.blockNumber, bytes, at);
-    at += bytes.write(KEYS[5], at, 'latin1');
-    at += bytes.write(t.blockTimestamp, at, 'latin1');
-    at += bytes.write(KEYS[6], at, 'latin1');
-    at += bytes.write(t.transactionHash, at, 'latin1');
-    at += bytes.write(KEYS[7], at, 'latin1');
+    at = writeKnown(KEYS[5]!, bytes, at);
+    at = writeAscii(t.blockTimestamp, bytes, at);
+    at = writeKnown(KEYS[6]!, bytes, at);
+    at = writeAscii(t.transactionHash, bytes, at);
+    at = writeKnown(KEYS[7]!, bytes, at);
     at = writeNumber(t.transactionIndex, bytes, at);
-    at += bytes.write(KEYS[8], at, 'latin1');
+    at = writeKnown(KEYS[8]!, bytes, at);
     at = writeNumber(t.logIndex, bytes, at);
     bytes[at++] = 0x7d; // }
   }
@@ -76,19 +77,9 @@ export function writeTransfersJson(rows: readonly TransferRecord[], bytes: Buffe
 
 /** A number's JSON text length: its digits for a whole number from 0 to 2^53 - 1, else as JSON.stringify writes it. */
 function numberLength(n: number): number {
-  if (!Number.isSafeInteger(n) || n < 0) return JSON.stringify(n).length;
-  let length = 1;
-  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) length++;
-  return length;
+  return isDigitsNumber(n) ? digitsLength(n, 10) : JSON.stringify(n).length;
 }
 
 function writeNumber(n: number, bytes: Buffer, at: number): number {
-  if (!Number.isSafeInteger(n) || n < 0) return at + bytes.write(JSON.stringify(n), at, 'latin1');
-  const end = at + numberLength(n);
-  let rest = n;
-  for (let p = end - 1; p >= at; p--) {
-    bytes[p] = 0x30 + (rest % 10);
-    rest = Math.floor(rest / 10);
-  }
-  return end;
+  return isDigitsNumber(n) ? writeDigits(n, 10, bytes, at) : writeAscii(JSON.stringify(n), bytes, at);
 }
