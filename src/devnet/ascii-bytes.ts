@@ -1,6 +1,6 @@
 /**
  * ASCII written straight into a buffer, making no string: how the reference server writes its large answers
- * (transfers-json.ts, logs-answer.ts). Each function answers where what it wrote ends.
+ * (transfers-json.ts, logs-answer.ts). Each `write…` answers where what it wrote ends.
  */
 
 /**

@@ -144,7 +144,7 @@ function assertJsonSafe(t: TransferRecord): void {
   }
 }
 
-/** A foreign log's text fields, as a transfer's: `RpcLog` writes them into JSON unescaped. */
+/** A foreign log's text fields, as a transfer's: `LogsAnswer` writes them into JSON unescaped. */
 function assertJsonSafeLog(log: ForeignLog, blockHash: string): void {
   const fields: [string, unknown][] = [
     ['address', log.address],

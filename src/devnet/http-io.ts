@@ -78,7 +78,8 @@ const GROUP = 64;
  * A large array (a batch's answers, or an answer's `result`) is turned into text `GROUP` elements at a time, each
  * written before the next is made: the text of the whole answer would be a string of 6 MB, made in memory of its own
  * (a fresh mapping, every page of it a page fault) for each answer. An `eth_getLogs` result (`LogsAnswer`) writes its
- * own bytes, alone or in a batch of any size.
+ * own bytes, in an answer alone or in a batch of any size, unless the answer is not a plain object or it or a member
+ * of its batch has a `toJSON` (then JSON.stringify writes the whole, as it would).
  *
  * @example jsonBytes({ id: 1, result: '0x1' }, buffers).toString() // → '{"id":1,"result":"0x1"}'
  */

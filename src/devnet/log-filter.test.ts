@@ -85,6 +85,7 @@ describe('topic matching', () => {
     const transfer = stored.find((log) => 'fromAddress' in log)!;
     const from = 'fromAddress' in transfer ? addressTopic(transfer.fromAddress) : '';
     const to = 'fromAddress' in transfer ? addressTopic(transfer.toAddress) : '';
+    const tokenId = stored.map(chainLogOf).find((log) => log.topics.length === 4)!.topics[3]!;
     const filters = [
       [],
       [new Set([TRANSFER_TOPIC])],
@@ -93,6 +94,7 @@ describe('topic matching', () => {
       [new Set([TRANSFER_TOPIC]), new Set([to])],
       [null, null, null],
       [null, null, null, null],
+      [null, null, null, new Set([tokenId])],
     ];
     let matched = 0;
     for (const filter of filters) {

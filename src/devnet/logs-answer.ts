@@ -24,14 +24,15 @@ const TRANSFER_TOPIC_FIRST = known(`"${TRANSFER_TOPIC}","`);
 /** An address topic's text before the address's 40 digits: `0x` and 12 zero bytes. */
 const TOPIC_PAD = known(`0x${'0'.repeat(24)}`);
 
-/** The most bytes a quantity `writeQuantity` writes from a whole number below 2^53 takes: `0x` and 14 digits. */
+/** The most bytes `writeQuantity` writes for a whole number below 2^53: `0x` and 14 digits. */
 const QUANTITY_BOUND = 16;
 
 /**
  * The result of an `eth_getLogs` answer: the stored logs it holds, and their text as geth writes them. JSON.stringify
  * of it is that of the logs as `RpcLog`s (`toJSON`); the server writes the same bytes field by field into the answer's
- * memory (`writeJson`), making no string or object per log. Answering 1,000,000 logs made as `RpcLog`s and then as
- * text took about a third of the server's CPU in garbage collection (bench/NOTES.md, "A twenty-third day").
+ * memory (`writeJson`), making no log object and no text per log (a transfer's value still goes through a BigInt to its
+ * hex digits). Answering 1,000,000 logs made as `RpcLog`s and then as text took about a third of the server's CPU in
+ * garbage collection (bench/NOTES.md, "A twenty-third day").
  */
 export class LogsAnswer {
   constructor(readonly logs: readonly StoredLog[]) {
@@ -72,17 +73,24 @@ export class LogsAnswer {
 }
 
 function logBound(log: StoredLog): number {
-  let size = KEYS_LENGTH + 4 * QUANTITY_BOUND;
+  let size = KEYS_LENGTH + quantityBound(log.blockNumber) + quantityBound(log.transactionIndex) + quantityBound(log.logIndex);
   if (isTransferRow(log)) {
-    // three topics, quoted and comma-separated; the data: `0x` and the value's 32 bytes (at least 64 digits)
+    // three topics, quoted and comma-separated; the data: `0x` and the value's 32 bytes (at least 64 digits, and no
+    // more than its text has); the time a whole number of seconds below 2^53 (Date.parse), else it throws when written
     size += log.contractAddress.length + 3 * 2 + 2 + TRANSFER_TOPIC.length + addressTopicLength(log.fromAddress) + addressTopicLength(log.toAddress);
-    size += 2 + Math.max(64, log.value.length) + log.blockHash.length + log.transactionHash.length;
+    size += 2 + Math.max(64, log.value.length) + log.blockHash.length + log.transactionHash.length + QUANTITY_BOUND;
     return size;
   }
-  size += log.address.length + log.data.length + log.blockHash.length + log.transactionHash.length;
-  for (const topic of log.topics) size += topic.length + 3;
-  for (const n of [log.blockNumber, log.blockTimestamp, log.transactionIndex, log.logIndex]) if (!isDigitsNumber(n)) size += toQuantity(n).length;
+  size += log.address.length + log.data.length + log.blockHash.length + log.transactionHash.length + quantityBound(log.blockTimestamp);
+  // each topic quoted, commas between them
+  for (const topic of log.topics) size += topic.length + 2;
+  size += Math.max(0, log.topics.length - 1);
   return size;
+}
+
+/** The most bytes `writeQuantity` writes for `n` (its text, for a number past 2^53). */
+function quantityBound(n: number): number {
+  return isDigitsNumber(n) ? QUANTITY_BOUND : toQuantity(n).length;
 }
 
 /** The log of a transfer row (`rpcLog(transferLog(t))`), written from the row's fields. */
