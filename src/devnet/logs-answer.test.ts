@@ -6,17 +6,11 @@ import { foreignLogBody, syntheticForeignLogs } from './foreign-logs.ts';
 import { LogsAnswer } from './logs-answer.ts';
 import { generateSyntheticDataset, SYNTHETIC_DEFAULTS } from './synthetic.ts';
 
+// a transfer of the synthetic chain, with the largest value and the zero address (a burn)
 const row: TransferRecord = {
-  contractAddress: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
-  fromAddress: '0x28c6c06298d514db089934071355e5743bf21d60',
-  toAddress: '0x0000000000000000000000000000000000000000',
-  value: '115792089237316195423570985008687907853269984665640564039457584007913129639935',
-  blockHash: `0x${'ab'.repeat(32)}`,
-  blockNumber: 17_000_000,
-  blockTimestamp: '2023-04-08T21:26:11.000Z',
-  transactionHash: `0x${'cd'.repeat(32)}`,
-  transactionIndex: 3,
-  logIndex: 12,
+  ...generateSyntheticDataset({ ...SYNTHETIC_DEFAULTS, blocks: 5, tokens: 1, transfers: 5 }).transfers[0]!,
+  toAddress: `0x${'00'.repeat(20)}`,
+  value: String(2n ** 256n - 1n),
 };
 const placed = (body: Pick<ChainLog, 'address' | 'topics' | 'data'>, at: Partial<ChainLog> = {}): ChainLog => ({
   ...transferLog(row),
