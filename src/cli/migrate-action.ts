@@ -54,7 +54,7 @@ export async function migrate(flags: ConnectionFlags & { chainId?: string }): Pr
       }
     }
     // lookup indexes a first load dropped (one that was stopped, or one still going: it goes on with them): the owner builds them now
-    const { built, resumed } = await rebuildDeferredIndexes(warehouse.db, () => process.stdout.write(`erc20-etl migrate: ${WAITING}\n`));
+    const { built, resumed } = await rebuildDeferredIndexes(warehouse.db, { onWait: () => process.stdout.write(`erc20-etl migrate: ${WAITING}\n`) });
     if (built.length) process.stdout.write(`erc20-etl migrate: built the lookup indexes a first load had dropped: ${built.join(', ')}\n`);
     if (resumed) process.stdout.write('erc20-etl migrate: resumed autovacuum on token_transfers, which a first load had paused\n');
     await installQueue(settings.databaseUrl!, logger);

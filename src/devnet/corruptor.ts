@@ -19,7 +19,7 @@ import {
 } from './corruption.ts';
 import { type LogFilter, parseLogFilter } from './log-filter.ts';
 import { LogsAnswer } from './logs-answer.ts';
-import { corruptLogs, type LogJson, type LogsCall } from './logs-corruption.ts';
+import { corruptLogs, type LogsCall } from './logs-corruption.ts';
 import { decodePageKey } from './page-key.ts';
 import { moveToOtherBlock } from './wrong-block.ts';
 
@@ -166,8 +166,7 @@ export function createCorruptor({ chain, stats, pageKeySecret }: CorruptorDeps) 
         }
         const logsCall = logsCallOf(call);
         if (!logsCall || !(m.result instanceof LogsAnswer)) return member;
-        const logs: LogJson[] = m.result.toJSON().map((log) => ({ ...log }));
-        const result = corruptLogs(kind as LogsCorruption, logs, logsCall.call, chain);
+        const result = corruptLogs(kind as LogsCorruption, m.result.toJSON(), logsCall.call, chain);
         if (!result) return member;
         use({ kind, ...(logsCall.contract !== undefined && { contract: logsCall.contract }), block: result.block, log: result.log, field: result.field });
         damaged = true;

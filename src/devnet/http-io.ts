@@ -138,12 +138,12 @@ function groupText(group: readonly unknown[]): string {
 
 /**
  * About the size of `value`'s text: from the first group of a large `result` (a little over is better than under);
- * anything else starts at 64 KB and grows (a batch's first answers may be large ones, not worth making twice).
+ * anything else starts at 64 KB and grows (a batch's first answers may be large ones, not worth making twice; an
+ * `eth_getLogs` result measures itself once, when it is written: `writeBytes`).
  */
 function sizeHint(value: unknown): number {
   const result = largeResult(value);
-  if (!result) return 64 * 1024;
-  if (result instanceof LogsAnswer) return result.jsonBound() + 64 * 1024;
+  if (!result || result instanceof LogsAnswer) return 64 * 1024;
   const first = groupText(result.slice(0, GROUP)).length + 2;
   return Math.ceil((first * result.length * 1.1) / GROUP) + 64 * 1024;
 }

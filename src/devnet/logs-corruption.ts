@@ -46,7 +46,7 @@ export interface LogsDamage {
 const ADDRESS_TOPIC_PAD = `0x${'00'.repeat(12)}`;
 
 /**
- * A damaged copy of an `eth_getLogs` result, or `undefined` when `kind` cannot apply to it (no ERC-20 transfer
+ * A damaged copy of an `eth_getLogs` result (its logs as objects of their fields, each copied here), or `undefined` when `kind` cannot apply to it (no ERC-20 transfer
  * log in it; no other emitter's log in the blocks asked; no block asked whose bloom rules the log out): the
  * order then waits for the next answer. The damage goes to the middle ERC-20 transfer log (3 topics, 32 bytes
  * of data):
@@ -65,8 +65,8 @@ const ADDRESS_TOPIC_PAD = `0x${'00'.repeat(12)}`;
  *
  * @example corruptLogs('logs-missing-field', logs, call, chain) // → { logs: <copy, result[2] without transactionHash>, block: 17000000, log: 5, field: 'result[2].transactionHash' }
  */
-export function corruptLogs(kind: LogsCorruption, input: readonly LogJson[], call: LogsCall, chain: LogsChain): LogsDamage | undefined {
-  const logs = input.map((l) => ({ ...l }));
+export function corruptLogs(kind: LogsCorruption, input: readonly object[], call: LogsCall, chain: LogsChain): LogsDamage | undefined {
+  const logs = input.map((l): LogJson => ({ ...l }));
   const transfers = logs.flatMap((l, i) => (isTransferLog(l) ? [i] : []));
   if (!transfers.length) return undefined;
   const i = transfers[Math.floor((transfers.length - 1) / 2)]!;

@@ -66,7 +66,7 @@ export async function buildLookupIndexes(deps: IndexDeps, job: Readonly<JobConfi
   if (ending) deps.logger.info({ msg: `the run ${ending}: building the lookup indexes its first load dropped before it ends`, ...log, indexes: plan.deferred });
   const started = deps.clock.now();
   const { built, resumed } = await (deps.budget ?? NO_BUDGET).time('copy', () =>
-    retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db, () => deps.logger.info({ msg: WAITING, ...log }))),
+    retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db, { onWait: () => deps.logger.info({ msg: WAITING, ...log }) })),
   );
   // none: another run built them meanwhile, or this one's earlier attempt did (its answer was lost)
   if (built.length) deps.logger.info({ msg: 'built the lookup indexes', ...log, indexes: built, ms: deps.clock.now() - started, ...(resumed && { autovacuum: 'resumed' }) });

@@ -147,13 +147,13 @@ export async function prepareIndexes(db: Kysely<Database>, o: { defer: boolean; 
 /**
  * Builds every index deferred_indexes lists (a first load's, once its chunks are read; or one a stopped load left)
  * and forgets it, each in the same transaction as its build, then resumes autovacuum a first load paused. Resolves to
- * the names built and whether a pause was resumed. `onWait`: as for `prepareIndexes`.
+ * the names built and whether a pause was resumed. `o.onWait`: as for `prepareIndexes`.
  *
  * @example await rebuildDeferredIndexes(db) // → { built: ['token_transfers_block_hash', 'token_transfers_from', 'token_transfers_to'], resumed: true }
  */
-export async function rebuildDeferredIndexes(db: Kysely<Database>, onWait?: () => void): Promise<{ built: string[]; resumed: boolean }> {
+export async function rebuildDeferredIndexes(db: Kysely<Database>, o: { onWait?: () => void } = {}): Promise<{ built: string[]; resumed: boolean }> {
   return db.transaction().execute(async (trx) => {
-    const left = await lockedRecords(trx, onWait);
+    const left = await lockedRecords(trx, o.onWait);
     const resumed = await buildAll(trx, left);
     return { built: left, resumed };
   });
