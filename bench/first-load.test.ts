@@ -11,6 +11,7 @@ const compared = (transfers: number, loadSeconds: number, copySeconds: number) =
     load: { wallSeconds: loadSeconds } as LoadFigures,
     copy: { transfers, headers: transfers / 30, seconds: copySeconds },
     ratio: copySeconds / loadSeconds,
+    pairs: [{ ratio: copySeconds / loadSeconds, loadSeconds, copySeconds, peakRssMb: 150 }],
   },
 });
 
@@ -39,6 +40,22 @@ describe('firstLoadRows', () => {
   it('shows a labelled extra server without a target', () => {
     const [row] = firstLoadRows([tuned]);
     expect(row).toEqual({ figure: 'first load ÷ plain COPY, 200,000 transfers (embedded, tuned)', measured: '0.97 (3.0 s vs 2.9 s)', target: '' });
+  });
+
+  it('prints every pair’s ratio beside the figure, in the order they ran', () => {
+    const median = compared(200_000, 4, 3.4);
+    const pairs = [
+      { ratio: 0.9, loadSeconds: 3.5, copySeconds: 3.15, peakRssMb: 150 },
+      { ratio: 0.85, loadSeconds: 4, copySeconds: 3.4, peakRssMb: 150 },
+      { ratio: 0.7, loadSeconds: 4.4, copySeconds: 3.08, peakRssMb: 150 },
+    ];
+    const [row] = firstLoadRows([{ ...stock, sizes: [{ ok: true, value: { ...median.value, pairs } }] }]);
+    expect(row).toEqual({
+      figure: 'first load ÷ plain COPY, 200,000 transfers (embedded, initdb defaults)',
+      measured: '0.85 (4.0 s vs 3.4 s; pairs 0.90, 0.85, 0.70)',
+      target: '≥ 0.8',
+      ok: true,
+    });
   });
 
   it('fails a size that did not complete, saying why', () => {

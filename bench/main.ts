@@ -8,10 +8,11 @@ import { benchExporter, type ExporterBenchResult, type Outcome } from './exporte
 import { benchHeaderHashing, formatHeaderHashing } from './header-hashing.ts';
 import type { LoadFigures } from './measure-load.ts';
 import { LOGS_ERROR_STYLES, type LogsErrorStyle } from '../src/devnet/logs-limit-errors.ts';
-import { benchNode, type NodeBenchResult } from './node-bench.ts';
+import { benchNode, nodePairRatios, type NodeBenchResult } from './node-bench.ts';
 import { compareFirstLoads, cpuCeiling, describeServer, firstLoadRows, readServerSettings, type FirstLoadServer } from './first-load.ts';
+import { pairsText, ratioText } from './pairs.ts';
 import { formatStartup, measureStartup, type StartupBenchResult } from './startup-bench.ts';
-import { formatTable, nodeTargetRows, targetRows } from './targets.ts';
+import { formatTable, nodeTargetRows, TARGETS, targetRows } from './targets.ts';
 import { measureUpgrade } from './upgrade-bench.ts';
 import { formatUpgrade, upgradeTargetRows, type UpgradeBenchResult } from './upgrade-figures.ts';
 
@@ -55,6 +56,7 @@ const { values } = parseArgs({
     statements: { type: 'boolean', default: false },
     'run-timeout': { type: 'string', default: '1200' },
     'max-wal-size': { type: 'string', default: '8GB' },
+    pairs: { type: 'string' },
   },
 });
 const positive = (name: string, text: string) => {
@@ -88,6 +90,8 @@ const runs = {
 };
 const quick = values.quick;
 const transfers = positive('transfers', values.transfers ?? (quick ? '50000' : '1000000'));
+/** First loads timed against a plain COPY, per figure (`--pairs`): the figure is the median pair's (`pairs.ts`). */
+const pairs = positive('pairs', values.pairs ?? (quick ? '1' : '3'));
 const PAGE_SIZE = 1000;
 const CONCURRENCY = 4;
 const TOKENS = 3;
@@ -157,6 +161,7 @@ if (runs.firstLoad) {
       const sizes = await compareFirstLoads({
         postgres: server,
         sizes: firstLoadSizes,
+        pairs,
         pageSize: PAGE_SIZE,
         concurrency: CONCURRENCY,
         runTimeoutMs: 1000 * positive('run-timeout', values['run-timeout']),
@@ -203,6 +208,7 @@ if (runs.exporter || runs.node || runs.upgrade) {
         styles,
         styleBlocks,
         full: true,
+        pairs,
         pageSize: PAGE_SIZE,
         concurrency: CONCURRENCY,
         statements: values.statements,
@@ -342,16 +348,20 @@ function formatNodeRuns(node: NodeBenchResult): string {
   const lines = [`\nnode source, eth_getLogs under a cap of ${int(node.maxResults)} results:`];
   if (node.full?.ok) {
     const f = node.full.value;
-    for (const [name, run] of [['first load', f.first] as const, ['second run', f.second] as const]) {
+    // every pair's first load (the median pair's is the one the figure and the summary show), then the second run
+    const loads = f.pairs.map((p, k) => [f.pairs.length > 1 ? `first load, pair ${k + 1}${p.first === f.first ? ' (the median)' : ''}` : 'first load', p.first] as const);
+    for (const [name, run] of [...loads, ['second run', f.second] as const]) {
       const errors =
         Object.entries(run.logs.errors)
           .map(([code, n]) => `${code} ×${n}`)
           .join(', ') || 'none';
       lines.push(
         `  ${f.style}, whole chain, ${name}: ${int(run.logs.calls)} calls, ${int(run.logs.refused)} refused (server's errors: ${errors}); ` +
-          `${run.wallSeconds.toFixed(1)} s, peak RSS ${int(run.peakRssMb)} MB${name === 'first load' ? `; learned range ${f.learnedRange ?? 'none'} blocks` : ''}`,
+          `${run.wallSeconds.toFixed(1)} s, peak RSS ${int(run.peakRssMb)} MB${name === 'second run' ? `; from the range the load before it learned, ${f.learnedRange ?? 'none'} blocks` : ''}`,
       );
     }
+    const spread = pairsText(nodePairRatios(f.pairs), TARGETS.firstLoadVsCopy);
+    if (spread) lines.push(`  ${f.style}, whole chain, first load ÷ plain COPY: ${spread}`);
   }
   for (const { style, result } of node.styles) {
     if (!result.ok) continue;
@@ -381,9 +391,11 @@ function formatFirstLoads(servers: readonly FirstLoadServer[]): string {
       if (!r.ok) continue;
       const { load, copy, ratio } = r.value;
       lines.push(
-        `    ${int(r.value.size.transfers)} transfers, ${int(copy.headers)} headers: ${ratio.toFixed(2)}; first load ${load.wallSeconds.toFixed(2)} s ` +
+        `    ${int(r.value.size.transfers)} transfers, ${int(copy.headers)} headers: ${ratioText(ratio, TARGETS.firstLoadVsCopy)}; first load ${load.wallSeconds.toFixed(2)} s ` +
           `(CPU ${sec(load.cpuSeconds.exporter)} exporter, ${sec(load.cpuSeconds.server)} server, ${sec(load.cpuSeconds.postgres)} PostgreSQL; peak RSS ${int(load.peakRssMb)} MB), plain COPY ${copy.seconds.toFixed(2)} s`,
       );
+      const spread = pairsText(r.value.pairs, TARGETS.firstLoadVsCopy);
+      if (spread) lines.push(`      ${spread}`);
       const ceiling = cpuCeiling(load.cpuSeconds, copy.seconds, availableParallelism());
       if (ceiling)
         lines.push(

@@ -9,6 +9,7 @@ import { startDevnetProcess, type DevnetProcess } from './devnet-process.ts';
 import type { ChainFigures, ChainSize, Outcome } from './exporter-bench.ts';
 import type { Probes } from './exporter-process.ts';
 import { backfillArgs, measureLoad, type LoadFigures } from './measure-load.ts';
+import { medianPair, type PairRatio } from './pairs.ts';
 import { postgresCpuProbe } from './postgres-cpu.ts';
 import { clockTicksPerSecond } from './proc-stat.ts';
 import { logsCallFigures, startRpcTap, type LogsCallFigures } from './rpc-tap.ts';
@@ -27,10 +28,13 @@ export interface NodeBenchOptions {
   /** The newest blocks of the chain each style's two runs read (through the tap). */
   styleBlocks: number;
   /**
-   * The first style's server also serves the whole chain to a first load timed against a plain COPY of the
-   * same rows, then a second run; the exporter talks to it directly there (no tap), and the server counts.
+   * The first style's server also serves the whole chain to `pairs` first loads, each timed against a plain COPY of
+   * the same rows, then a second run after the last; the exporter talks to it directly there (no tap), and the server
+   * counts.
    */
   full: boolean;
+  /** The whole chain's first loads, each after a plain COPY into a fresh database; the figure is the median pair's. */
+  pairs: number;
   pageSize: number;
   concurrency: number;
   runTimeoutMs: number;
@@ -50,13 +54,33 @@ export interface ServerLogsCounts {
 export interface NodeFullResult {
   style: LogsErrorStyle;
   chain: ChainFigures;
+  /** The plain COPY and the first load of the median pair (`medianPair`). */
   copy: CopyBaseline;
   first: LoadFigures & { logs: ServerLogsCounts };
   /** first.rowsPerSecond ÷ copy.rowsPerSecond */
   firstLoadVsCopy: number;
-  /** The range stored for the job and host after the first run: where the second starts. */
+  /** Every pair (a plain COPY, then a first load into a fresh database), in the order they ran. */
+  pairs: NodePair[];
+  /** The range stored for the job and host after the last pair's first load: where the second run starts. */
   learnedRange?: number;
   second: LoadFigures & { logs: ServerLogsCounts };
+}
+
+/** A plain COPY of the whole chain and a first load into a fresh database, timed one after the other. */
+export interface NodePair {
+  copy: CopyBaseline;
+  first: LoadFigures & { logs: ServerLogsCounts };
+  /** first.rowsPerSecond ÷ copy.rowsPerSecond */
+  ratio: number;
+}
+
+/**
+ * The pairs as `pairsText` prints them.
+ *
+ * @example nodePairRatios(full.pairs) // → [{ ratio: 0.98, loadSeconds: 18.9, copySeconds: 18.6, peakRssMb: 187 }, …]
+ */
+export function nodePairRatios(pairs: readonly NodePair[]): PairRatio[] {
+  return pairs.map((p) => ({ ratio: p.ratio, loadSeconds: p.first.wallSeconds, copySeconds: p.copy.seconds, peakRssMb: p.first.peakRssMb }));
 }
 
 /** One run through the tap. */
@@ -95,12 +119,13 @@ const COPY_FILE = 'transfers.copy';
  * that style, on the dense chain. Each style's server gets two backfills of its newest `styleBlocks` blocks
  * (`--source node`, a fresh database) through a tap that counts every `eth_getLogs` call, refusal and log
  * answered; the second starts from the range the first stored. The first style's server also gets, first,
- * the whole chain: a plain COPY of its rows, a timed first load and a second run, straight to the server (its
- * counters then count the calls and refusals). A failed part is reported and the others go on.
+ * the whole chain: `pairs` pairs of a plain COPY of its rows and a timed first load, each in a fresh database (the
+ * figures are the median pair's), then a second run after the last, straight to the server (its counters then count
+ * the calls and refusals). A failed part is reported and the others go on.
  *
  * @example
  * const node = await benchNode({ postgres, chain: { transfers: 1e6, blocks: 1e5 }, tokens: 3, maxResults: 10_000,
- *   styles: ['infura', 'reth'], styleBlocks: 20_000, full: true, pageSize: 1000, concurrency: 4, runTimeoutMs: 1_200_000, note });
+ *   styles: ['infura', 'reth'], styleBlocks: 20_000, full: true, pairs: 3, pageSize: 1000, concurrency: 4, runTimeoutMs: 1_200_000, note });
  * node.styles[0].result.ok && node.styles[0].result.value.first.logs.refused // → 2
  */
 export async function benchNode(o: NodeBenchOptions): Promise<NodeBenchResult> {
@@ -131,49 +156,59 @@ export async function benchNode(o: NodeBenchOptions): Promise<NodeBenchResult> {
   /** The span's counts, from the first server's truth: every server of the bench serves the same chain. */
   let spanTruth: NodeStyleResult['span'] | undefined;
 
-  const fullPart = (devnet: DevnetProcess, style: LogsErrorStyle) =>
-    withDatabase(`node_full_${style}`, async (db, statements) => {
-      const tmp = await mkdtemp(join(tmpdir(), 'erc20-etl-bench-'));
-      try {
-        const fromBlock = devnet.head - o.styleBlocks + 1;
-        const truth = await readTruth(devnet.origin, join(tmp, COPY_FILE), fromBlock);
-        if (truth.rows !== o.chain.transfers) throw new Error(`the server's truth has ${truth.rows} transfers, expected ${o.chain.transfers}`);
-        spanTruth ??= { fromBlock, toBlock: devnet.head, transfers: truth.from!.rows, distinctBlocks: truth.from!.distinctBlocks };
-        const chain = { ...o.chain, tokens: devnet.contracts.length, distinctBlocks: truth.distinctBlocks, serverStartupSeconds: devnet.startupSeconds };
-        const ctx = {
-          devnet,
-          db,
-          postgres: o.postgres,
-          probes: probesOf(devnet),
-          statements,
-          chain,
-          pageSize: o.pageSize,
-          concurrency: o.concurrency,
-          timeoutMs: o.runTimeoutMs,
-          note: o.note,
-        };
-        o.note(`node ${style}: plain COPY of ${fmt(chain.transfers)} rows into a copy of token_transfers`);
-        const copy = await plainCopyBaseline(db.url, join(tmp, COPY_FILE), chain.transfers, postgresCpu);
-        o.note(`node ${style}: first load (backfill --source node of ${fmt(chain.transfers)} transfers, straight to the server)`);
-        const first = await measureLoad(ctx, nodeArgs(devnet, chain.blocks), { rows: chain.transfers, newBlocks: chain.distinctBlocks });
-        const firstLogs = serverLogsCounts(await devnet.stats());
-        const learnedRange = await learned(db);
-        o.note(`node ${style}: second run of the same span (from the learned range, ${learnedRange ?? 'none'} blocks)`);
-        const second = await measureLoad(ctx, nodeArgs(devnet, chain.blocks), { rows: chain.transfers, newBlocks: 0 });
-        const secondLogs = serverLogsCounts(await devnet.stats());
-        return {
-          style,
-          chain,
-          copy,
-          first: { ...first, logs: firstLogs },
-          firstLoadVsCopy: first.rowsPerSecond / copy.rowsPerSecond,
-          ...(learnedRange !== undefined && { learnedRange }),
-          second: { ...second, logs: secondLogs },
-        };
-      } finally {
-        await rm(tmp, { recursive: true, force: true });
+  const fullPart = async (devnet: DevnetProcess, style: LogsErrorStyle): Promise<NodeFullResult> => {
+    const tmp = await mkdtemp(join(tmpdir(), 'erc20-etl-bench-'));
+    try {
+      const fromBlock = devnet.head - o.styleBlocks + 1;
+      const truth = await readTruth(devnet.origin, join(tmp, COPY_FILE), fromBlock);
+      if (truth.rows !== o.chain.transfers) throw new Error(`the server's truth has ${truth.rows} transfers, expected ${o.chain.transfers}`);
+      spanTruth ??= { fromBlock, toBlock: devnet.head, transfers: truth.from!.rows, distinctBlocks: truth.from!.distinctBlocks };
+      const chain = { ...o.chain, tokens: devnet.contracts.length, distinctBlocks: truth.distinctBlocks, serverStartupSeconds: devnet.startupSeconds };
+      const measured: NodePair[] = [];
+      let after: Pick<NodeFullResult, 'second' | 'learnedRange'> | undefined;
+      for (let k = 1; k <= o.pairs; k++) {
+        const which = o.pairs > 1 ? ` (pair ${k} of ${o.pairs})` : '';
+        await withDatabase(`node_full_${style}`, async (db, statements) => {
+          const ctx = {
+            devnet,
+            db,
+            postgres: o.postgres,
+            probes: probesOf(devnet),
+            statements,
+            chain,
+            pageSize: o.pageSize,
+            concurrency: o.concurrency,
+            timeoutMs: o.runTimeoutMs,
+            note: o.note,
+          };
+          o.note(`node ${style}: plain COPY of ${fmt(chain.transfers)} rows into a copy of token_transfers${which}`);
+          const copy = await plainCopyBaseline(db.url, join(tmp, COPY_FILE), chain.transfers, postgresCpu);
+          o.note(`node ${style}: first load (backfill --source node of ${fmt(chain.transfers)} transfers, straight to the server)${which}`);
+          const first = await measureLoad(ctx, nodeArgs(devnet, chain.blocks), { rows: chain.transfers, newBlocks: chain.distinctBlocks });
+          measured.push({ copy, first: { ...first, logs: serverLogsCounts(await devnet.stats()) }, ratio: first.rowsPerSecond / copy.rowsPerSecond });
+          if (k < o.pairs) return;
+          // the last pair's warehouse gets the second run
+          const learnedRange = await learned(db);
+          o.note(`node ${style}: second run of the same span (from the learned range, ${learnedRange ?? 'none'} blocks)`);
+          const second = await measureLoad(ctx, nodeArgs(devnet, chain.blocks), { rows: chain.transfers, newBlocks: 0 });
+          after = { second: { ...second, logs: serverLogsCounts(await devnet.stats()) }, ...(learnedRange !== undefined && { learnedRange }) };
+        });
       }
-    });
+      if (!after) throw new Error(`the whole chain's second run did not run (pairs: ${o.pairs})`);
+      const median = medianPair(measured);
+      return {
+        style,
+        chain,
+        copy: median.copy,
+        first: median.first,
+        firstLoadVsCopy: median.ratio,
+        pairs: measured,
+        ...after,
+      };
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  };
 
   const stylePart = (devnet: DevnetProcess, style: LogsErrorStyle) =>
     withDatabase(`node_${style}`, async (db, statements) => {

@@ -160,6 +160,9 @@ const nodeRun = (over: { calls?: number; refused?: number; logs?: number; server
   };
 };
 
+const wholeCopy = { rows: 1_000_000, seconds: 40, rowsPerSecond: 25_000 };
+const wholeFirst = { ...load({ peakRssMb: 180 }), logs: { calls: 150, refused: 15, errors: { '-32005': 15 } } };
+
 const node = (first: NodeRun = nodeRun(), second: NodeRun = nodeRun()): NodeBenchResult => ({
   maxResults: 10_000,
   full: {
@@ -167,9 +170,10 @@ const node = (first: NodeRun = nodeRun(), second: NodeRun = nodeRun()): NodeBenc
     value: {
       style: 'infura',
       chain,
-      copy: { rows: 1_000_000, seconds: 40, rowsPerSecond: 25_000 },
-      first: { ...load({ peakRssMb: 180 }), logs: { calls: 150, refused: 15, errors: { '-32005': 15 } } },
+      copy: wholeCopy,
+      first: wholeFirst,
       firstLoadVsCopy: 0.8,
+      pairs: [{ copy: wholeCopy, first: wholeFirst, ratio: 0.8 }],
       learnedRange: 2000,
       second: { ...load(), logs: { calls: 140, refused: 2, errors: { '-32005': 2 } } },
     },
@@ -184,6 +188,29 @@ const node = (first: NodeRun = nodeRun(), second: NodeRun = nodeRun()): NodeBenc
 });
 
 describe('nodeTargetRows', () => {
+  it('holds the whole chain’s ratio to its median pair, and its ceilings and floors to every pair’s first load', () => {
+    const base = node();
+    const full = base.full!.ok ? base.full!.value : undefined;
+    const logs = (calls: number, refused: number) => ({ calls, refused, errors: { '-32005': refused } });
+    // the first pair has the most refusals (17) but not the largest share of them (5.7 %), and the most calls answered
+    const pairs = [
+      { copy: wholeCopy, ratio: 0.98, first: { ...wholeFirst, peakRssMb: 205, logs: logs(300, 17) } },
+      { copy: wholeCopy, ratio: 0.95, first: { ...wholeFirst, peakRssMb: 180, logs: logs(150, 2) } },
+      { copy: wholeCopy, ratio: 0.7, first: { ...wholeFirst, peakRssMb: 170, logs: logs(150, 16) } },
+    ];
+    const rows = nodeTargetRows({ ...base, full: { ok: true, value: { ...full!, first: pairs[1]!.first, firstLoadVsCopy: 0.95, pairs } } });
+    const whole = 'node infura, whole chain (1,000,000 transfers)';
+    expect(rows.find((r) => r.figure === `${whole}: first load ÷ plain COPY`)).toMatchObject({ measured: '0.95 (pairs 0.98, 0.95, 0.70)', ok: true });
+    // the first pair's 205 MB and the third's 16 ÷ 150 fail, though the median pair's 180 MB and 2 ÷ 150 would pass
+    expect(rows.find((r) => r.figure === `${whole}: exporter peak RSS, MB`)).toMatchObject({ measured: '205', ok: false });
+    expect(rows.find((r) => r.figure === `${whole}, server's count: eth_getLogs refused for size ÷ calls`)).toMatchObject({ measured: '16 ÷ 150 = 10.7 %', ok: false });
+    // the fewest rows per answered call: the first pair's 1,000,000 ÷ 283 (the median's 148 answered calls hold more each)
+    expect(rows.find((r) => r.figure === `${whole}: rows ÷ eth_getLogs calls answered ÷ cap`)).toMatchObject({ measured: '3,534 = 35.3 %', ok: false });
+    // the second run follows the last pair's load (20.6 s in the third pair against 50 s in the median one)
+    const timed = { ...full!, first: pairs[1]!.first, firstLoadVsCopy: 0.95, pairs: pairs.map((p, k) => (k === 2 ? { ...p, first: { ...p.first, wallSeconds: 20 } } : p)) };
+    expect(nodeTargetRows({ ...base, full: { ok: true, value: timed } }).find((r) => r.figure === `${whole}: second run ÷ the first load before it, time`)?.measured).toBe('2.5');
+  });
+
   it('passes each node target exactly at its threshold: 10 % refused, a mean of half the cap, 2 refusals in the second run', () => {
     const rows = nodeTargetRows(node(nodeRun({ calls: 40, refused: 4, logs: 180_000 }), nodeRun({ refused: 2 })));
     expect(rows.find((r) => r.figure === 'node infura: eth_getLogs refused for size ÷ calls')).toMatchObject({ measured: '4 ÷ 40 = 10 %', target: '≤ 10 %', ok: true });
