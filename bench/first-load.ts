@@ -9,7 +9,7 @@ import { checkpoint, readTruth } from './copy-baseline.ts';
 import { startDevnetProcess, type DevnetProcess } from './devnet-process.ts';
 import type { Probes } from './exporter-process.ts';
 import { backfillArgs, measureLoad, type LoadFigures } from './measure-load.ts';
-import { medianPair, ratioText, type PairRatio } from './pairs.ts';
+import { medianPair, pairRatiosText, ratioText, type PairRatio } from './pairs.ts';
 import { postgresCpuProbe } from './postgres-cpu.ts';
 import { clockTicksPerSecond } from './proc-stat.ts';
 import { TARGETS, type TargetRow } from './targets.ts';
@@ -251,7 +251,7 @@ export function firstLoadRows(servers: readonly FirstLoadServer[]): TargetRow[] 
         continue;
       }
       const { ratio, load, copy, pairs } = r.value;
-      const spread = pairs.length > 1 ? `; pairs ${pairs.map((p) => ratioText(p.ratio, TARGETS.firstLoadVsCopy)).join(', ')}` : '';
+      const spread = pairs.length > 1 ? `; pairs ${pairRatiosText(pairs, TARGETS.firstLoadVsCopy)}` : '';
       const measured = `${ratioText(ratio, TARGETS.firstLoadVsCopy)} (${load.wallSeconds.toFixed(1)} s vs ${copy.seconds.toFixed(1)} s${spread})`;
       rows.push({ figure, measured, target, ...(!s.extra && { ok: ratio >= TARGETS.firstLoadVsCopy }) });
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { medianPair, pairsText, ratioText } from './pairs.ts';
+import { medianPair, pairRatiosText, pairsText, ratioText } from './pairs.ts';
 
 describe('medianPair', () => {
   it('takes the pair with the middle ratio of three, whatever order they ran in', () => {
@@ -54,5 +54,11 @@ describe('ratioText', () => {
     expect(ratioText(0.796, 0.8)).toBe('0.796');
     expect(ratioText(0.79999999999, 0.8)).toBe('0.79999999999');
     expect(ratioText(Number.NaN, 0.8)).toBe('n/a');
+  });
+});
+
+describe('pairRatiosText', () => {
+  it('lists the ratios in the order they ran, none rounded onto the floor', () => {
+    expect(pairRatiosText([{ ratio: 0.98 }, { ratio: 0.7998 }, { ratio: 0.82 }], 0.8)).toBe('0.98, 0.7998, 0.82');
   });
 });

@@ -12,7 +12,7 @@ export interface PairRatio {
  * The pair whose ratio is the median of the pairs' (of an even number, the lower of the two middle ones), so the
  * figure and everything printed beside it (CPU, budget) come from one and the same load. A single pair's ratio moves
  * with the machine's speed as much as with the load: the plain COPY of the same 1,000,000 rows took 14.3–21.0 s in
- * one day's three node bench runs (bench/NOTES.md, "A twenty-fourth day").
+ * one day's three one-pair node bench runs (bench/NOTES.md, "A twenty-fourth day").
  *
  * @example medianPair([{ ratio: 0.98 }, { ratio: 0.7 }, { ratio: 0.95 }]) // → { ratio: 0.95 }
  * medianPair([{ ratio: 0.9 }, { ratio: 0.7 }]) // → { ratio: 0.7 }
@@ -38,6 +38,16 @@ export function pairsText(pairs: readonly PairRatio[], floor: number): string {
   const each = pairs.map((p) => `${ratioText(p.ratio, floor)} (${p.loadSeconds.toFixed(1)} s vs ${p.copySeconds.toFixed(1)} s; ${Math.round(p.peakRssMb)} MB)`);
   const which = pairs.length % 2 ? 'median' : 'lower middle';
   return `${which} of ${pairs.length} pairs, in order: ${each.join(', ')}`;
+}
+
+/**
+ * The pairs' ratios, in the order they ran, each as `ratioText` prints it against `floor`: what the table shows beside
+ * the median.
+ *
+ * @example pairRatiosText([{ ratio: 0.98 }, { ratio: 0.7998 }, { ratio: 0.82 }], 0.8) // → '0.98, 0.7998, 0.82'
+ */
+export function pairRatiosText(pairs: readonly { ratio: number }[], floor: number): string {
+  return pairs.map((p) => ratioText(p.ratio, floor)).join(', ');
 }
 
 /**

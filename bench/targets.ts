@@ -2,7 +2,7 @@ import type { DevnetBenchResult } from './devnet-bench.ts';
 import type { ExporterBenchResult, Outcome } from './exporter-bench.ts';
 import type { LoadFigures } from './measure-load.ts';
 import type { NodeBenchResult } from './node-bench.ts';
-import { ratioText } from './pairs.ts';
+import { pairRatiosText, ratioText } from './pairs.ts';
 
 /** One line of the bench's table. `ok` is undefined for a figure without a target of its own. */
 export interface TargetRow {
@@ -157,7 +157,7 @@ export function nodeTargetRows(node: NodeBenchResult): TargetRow[] {
     const f = node.full.value;
     const label = `node ${f.style}, whole chain (${int(f.chain.transfers)} transfers)`;
     add(`${label}: first load rows / s end to end`, int(f.first.rowsPerSecond));
-    const spread = f.pairs.length > 1 ? ` (pairs ${f.pairs.map((p) => ratioText(p.ratio, TARGETS.firstLoadVsCopy)).join(', ')})` : '';
+    const spread = f.pairs.length > 1 ? ` (pairs ${pairRatiosText(f.pairs, TARGETS.firstLoadVsCopy)})` : '';
     add(
       `${label}: first load ÷ plain COPY`,
       `${ratioText(f.firstLoadVsCopy, TARGETS.firstLoadVsCopy)}${spread}`,
