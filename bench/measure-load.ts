@@ -5,7 +5,7 @@ import { apiUse, type ApiUse } from './api-efficiency.ts';
 import { withClient, type BenchDatabase, type BenchPostgres } from './bench-database.ts';
 import type { DevnetProcess } from './devnet-process.ts';
 import { pagesServed, runExporterProcess, type Probes } from './exporter-process.ts';
-import { splitPhases, type Phase } from './phases.ts';
+import { indexBuildStart, splitPhases, type Phase } from './phases.ts';
 import { lastRun, runningStatements, warehouseCounts } from './run-ledger.ts';
 import { resetStatements, topStatements, type StatementTime } from './statements.ts';
 
@@ -128,12 +128,14 @@ export async function measureLoad(ctx: LoadContext, args: string[], expect: { ro
   const { ledger, counts } = await withClient(ctx.db.url, async (c) => ({ ledger: await lastRun(c), counts: await warehouseCounts(c) }));
   if (!ledger) throw new Error('the exporter exited with 0 but export_runs has no run');
   const headerCalls = stats.rpcCalls['erigon_getHeaderByHash'] ?? 0;
+  const buildStartedAt = indexBuildStart(run.stderrTail);
   const phases = splitPhases(
     {
       spawnedAt: run.startedAt,
       exitedAt: run.endedAt,
       runStartedAt: ledger.startedAt,
       ...(ledger.reconcileStartedAt !== undefined && { reconcileStartedAt: ledger.reconcileStartedAt }),
+      ...(buildStartedAt !== undefined && { indexBuildStartedAt: buildStartedAt }),
       ...(ledger.finishedAt !== undefined && { runFinishedAt: ledger.finishedAt }),
       transferRequests: pagesServed(stats),
       headerCalls,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Sample } from './exporter-process.ts';
-import { cpuAt, splitPhases } from './phases.ts';
+import { cpuAt, indexBuildStart, splitPhases } from './phases.ts';
 
 const samples: Sample[] = [
   { at: 1000, serverCpuSeconds: 10, postgresCpuSeconds: 100, transferRequests: 0, headerCalls: 0 },
@@ -55,12 +55,52 @@ describe('splitPhases', () => {
     ]);
   });
 
+  it('shows a first load’s build of its lookup indexes as a phase of its own, after the last headers', () => {
+    const early: Sample[] = samples.map((x) => (x.at === 2500 ? { ...x, headerCalls: 100 } : x.at === 3500 ? { ...x, headerCalls: 200 } : x));
+    const marks = { spawnedAt: 1000, runStartedAt: 2000, reconcileStartedAt: 5000, runFinishedAt: 5500, exitedAt: 6000, transferRequests: 10, headerCalls: 300 };
+    expect(splitPhases({ ...marks, indexBuildStartedAt: 4200 }, early).map((p) => [p.name, p.seconds])).toEqual([
+      ['start-up', 1],
+      ['read pages and fetch headers', 1.5],
+      ['fetch the last headers', 0.7],
+      ['build the lookup indexes', 0.8],
+      ['reconcile', 0.5],
+      ['exit', 0.5],
+    ]);
+    const builds = splitPhases({ ...marks, indexBuildStartedAt: 4500 }, samples);
+    expect(builds.map((p) => [p.name, p.seconds])).toEqual([
+      ['start-up', 1],
+      ['read pages', 1.5],
+      ['find missing headers', 1],
+      ['fetch headers', 0],
+      ['build the lookup indexes', 0.5],
+      ['reconcile', 0.5],
+      ['exit', 0.5],
+    ]);
+    expect(builds[4]!.postgresCpuSeconds).toBeCloseTo(2 / 3);
+  });
+
   it('merges what follows the last mark a failed run left into one phase ending at the exit', () => {
     const phases = splitPhases({ spawnedAt: 1000, runStartedAt: 2000, exitedAt: 6000, transferRequests: 11, headerCalls: 0 }, samples);
     expect(phases.map((p) => [p.name, p.seconds])).toEqual([
       ['start-up', 1],
       ['read pages + find missing headers + fetch headers + reconcile + exit', 4],
     ]);
+  });
+});
+
+describe('indexBuildStart', () => {
+  it('takes the builds’ start from the run’s log line that says they are built, ignoring other lines and a cut one', () => {
+    const log = [
+      '"msg":"built the lookup indexes","ms":5}',
+      JSON.stringify({ level: 40, time: 1_700_000_000_000, msg: 'built the lookup indexes a first load had dropped', ms: 50 }),
+      'not json, built the lookup indexes',
+      JSON.stringify({ level: 30, time: 1_700_000_005_000, msg: 'built the lookup indexes', job: 'j', ms: 800, autovacuum: 'resumed' }),
+      JSON.stringify({ level: 30, time: 1_700_000_005_100, msg: 'run finished', ms: 9000 }),
+      '',
+    ].join('\n');
+    expect(indexBuildStart(log)).toBe(1_700_000_004_200);
+    expect(indexBuildStart(JSON.stringify({ time: 1, msg: 'built the lookup indexes' }))).toBeUndefined();
+    expect(indexBuildStart('')).toBeUndefined();
   });
 });
 

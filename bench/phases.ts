@@ -1,3 +1,4 @@
+import { BUILT_LOOKUP_INDEXES } from '../src/pipeline/lookup-indexes.ts';
 import type { Sample } from './exporter-process.ts';
 
 /** A stretch of one exporter run, and the CPU each process spent in it. */
@@ -18,6 +19,8 @@ export interface PhaseMarks {
   /** From export_runs and export_coverage (undefined when the run did not get there). */
   runStartedAt?: number;
   reconcileStartedAt?: number;
+  /** When the run began building the lookup indexes its first load dropped (`indexBuildStart` of its log). */
+  indexBuildStartedAt?: number;
   runFinishedAt?: number;
   /** The server's final counters for the run. */
   transferRequests: number;
@@ -32,7 +35,9 @@ const CPU_KEYS: readonly CpuKey[] = ['exporterCpuSeconds', 'serverCpuSeconds', '
  * (→ the server has served the last page), finding the missing headers (→ the first header call),
  * fetching headers (→ the reconciliation transaction starts), reconciling (→ the run row is closed), and
  * exit. When the first header call comes before the last page, headers were fetched alongside the pages:
- * the phases are then reading pages and fetching headers, and fetching the last headers. A mark that is missing merges its two phases; the page and header marks come from the samples,
+ * the phases are then reading pages and fetching headers, and fetching the last headers. A first load that built
+ * its lookup indexes after its rows (`indexBuildStartedAt`) has that as a phase of its own, between the headers and
+ * the reconciliation. A mark that is missing merges its two phases; the page and header marks come from the samples,
  * so they are as fine as the sampling interval. CPU per phase is interpolated between samples; memory is the
  * largest sample in the phase.
  *
@@ -44,18 +49,22 @@ export function splitPhases(marks: PhaseMarks, samples: readonly Sample[]): Phas
   const firstHeaderAt = marks.headerCalls > 0 ? firstAt((s) => (s.headerCalls ?? 0) > 0) : undefined;
   // headers fetched while pages are read (the exporter does that for the ranges it plans) share the phase
   const alongside = firstHeaderAt !== undefined && lastPageAt !== undefined && firstHeaderAt < lastPageAt;
+  const built = marks.indexBuildStartedAt;
+  // the headers' last phase ends where the builds begin, when the run built the indexes
+  const headersEnd = built ?? marks.reconcileStartedAt;
   const cuts: { name: string; at: number | undefined }[] = [
     { name: 'start-up', at: marks.runStartedAt },
     ...(alongside
       ? [
           { name: 'read pages and fetch headers', at: lastPageAt },
-          { name: 'fetch the last headers', at: marks.reconcileStartedAt },
+          { name: 'fetch the last headers', at: headersEnd },
         ]
       : [
           { name: 'read pages', at: lastPageAt },
           { name: 'find missing headers', at: firstHeaderAt },
-          { name: 'fetch headers', at: marks.reconcileStartedAt },
+          { name: 'fetch headers', at: headersEnd },
         ]),
+    ...(built === undefined ? [] : [{ name: 'build the lookup indexes', at: marks.reconcileStartedAt }]),
     { name: 'reconcile', at: marks.runFinishedAt },
     { name: 'exit', at: marks.exitedAt },
   ];
@@ -99,4 +108,25 @@ export function cpuAt(samples: readonly Sample[], key: CpuKey, at: number): numb
   const a = before[key]!;
   const b = after[key]!;
   return a + ((b - a) * (at - before.at)) / (after.at - before.at);
+}
+
+/**
+ * When a run began building the lookup indexes its first load deferred, from its log (pino's JSON lines, as much of
+ * them as was kept): the time of its last `built the lookup indexes` line less the `ms` the builds took. Undefined when
+ * no such line is there (no build, or a log at a level above info).
+ *
+ * @example indexBuildStart('{"time":1700000005000,"msg":"built the lookup indexes","ms":800}\n') // → 1700000004200
+ */
+export function indexBuildStart(log: string): number | undefined {
+  let start: number | undefined;
+  for (const line of log.split('\n')) {
+    if (!line.includes(BUILT_LOOKUP_INDEXES)) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: unknown; time?: unknown; ms?: unknown };
+      if (entry.msg === BUILT_LOOKUP_INDEXES && typeof entry.time === 'number' && typeof entry.ms === 'number') start = entry.time - entry.ms;
+    } catch {
+      // a line cut where the kept part of the log begins
+    }
+  }
+  return start;
 }

@@ -16,6 +16,9 @@ export const WAITING = "waiting for the lock on token_transfers' lookup indexes,
 
 const MIGRATE_AS_OWNER = 'run `erc20-etl migrate` as the role that owns the tables to build them';
 
+/** What a run logs once it has built the indexes its first load deferred, with how long the builds took (`ms`). */
+export const BUILT_LOOKUP_INDEXES = 'built the lookup indexes';
+
 /**
  * Before a run reads its chunks: a first load into an empty token_transfers drops its lookup indexes, to build them
  * after its rows (unless `defer` is off: the job's `keepIndexes`, or a queued task, which reads one chunk); otherwise
@@ -69,7 +72,7 @@ export async function buildLookupIndexes(deps: IndexDeps, job: Readonly<JobConfi
     retried(deps, job.name, 'building the lookup indexes', () => rebuildDeferredIndexes(deps.warehouse.db, { onWait: () => deps.logger.info({ msg: WAITING, ...log }) })),
   );
   // none: another run built them meanwhile, or this one's earlier attempt did (its answer was lost)
-  if (built.length) deps.logger.info({ msg: 'built the lookup indexes', ...log, indexes: built, ms: deps.clock.now() - started, ...(resumed && { autovacuum: 'resumed' }) });
+  if (built.length) deps.logger.info({ msg: BUILT_LOOKUP_INDEXES, ...log, indexes: built, ms: deps.clock.now() - started, ...(resumed && { autovacuum: 'resumed' }) });
 }
 
 /** What a run that could not build its lookup indexes says, with what to do. */
