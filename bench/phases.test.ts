@@ -66,17 +66,33 @@ describe('splitPhases', () => {
       ['reconcile', 0.5],
       ['exit', 0.5],
     ]);
-    const builds = splitPhases({ ...marks, indexBuildStartedAt: 4500 }, samples);
+    // headers fetched after the pages, the builds begun once the last of them came
+    const late: Sample[] = samples.map((x) => (x.at === 6000 ? { ...x, headerCalls: 200 } : x));
+    const builds = splitPhases({ ...marks, headerCalls: 200, indexBuildStartedAt: 4800 }, late);
     expect(builds.map((p) => [p.name, p.seconds])).toEqual([
       ['start-up', 1],
       ['read pages', 1.5],
       ['find missing headers', 1],
-      ['fetch headers', 0],
-      ['build the lookup indexes', 0.5],
+      ['fetch headers', 0.3],
+      ['build the lookup indexes', 0.2],
       ['reconcile', 0.5],
       ['exit', 0.5],
     ]);
-    expect(builds[4]!.postgresCpuSeconds).toBeCloseTo(2 / 3);
+    expect(builds[4]!.postgresCpuSeconds).toBeCloseTo(4 / 15);
+  });
+
+  it('ends the page and header phases at the builds’ start when the samples showed the last page and headers after it', () => {
+    const marks = { spawnedAt: 1000, runStartedAt: 2000, reconcileStartedAt: 5000, runFinishedAt: 5500, exitedAt: 6000, transferRequests: 10, headerCalls: 300 };
+    // the sample showing the last page came at 3500 and the first header call at 4500; the builds began at 3200
+    expect(splitPhases({ ...marks, indexBuildStartedAt: 3200 }, samples).map((p) => [p.name, p.seconds])).toEqual([
+      ['start-up', 1],
+      ['read pages', 1.2],
+      ['find missing headers', 0],
+      ['fetch headers', 0],
+      ['build the lookup indexes', 1.8],
+      ['reconcile', 0.5],
+      ['exit', 0.5],
+    ]);
   });
 
   it('merges what follows the last mark a failed run left into one phase ending at the exit', () => {
@@ -99,6 +115,11 @@ describe('indexBuildStart', () => {
       '',
     ].join('\n');
     expect(indexBuildStart(log)).toBe(1_700_000_004_200);
+    // the builds of indexes a stopped first load had left, at a run's start, are not this run's builds
+    expect(indexBuildStart(JSON.stringify({ time: 1_700_000_000_000, msg: 'built the lookup indexes a first load had dropped', ms: 50 }))).toBeUndefined();
+    // the last such line is the run's own
+    const twice = [JSON.stringify({ time: 1_000, msg: 'built the lookup indexes', ms: 100 }), JSON.stringify({ time: 9_000, msg: 'built the lookup indexes', ms: 300 })].join('\n');
+    expect(indexBuildStart(twice)).toBe(8_700);
     expect(indexBuildStart(JSON.stringify({ time: 1, msg: 'built the lookup indexes' }))).toBeUndefined();
     expect(indexBuildStart('')).toBeUndefined();
   });

@@ -33,13 +33,14 @@ const CPU_KEYS: readonly CpuKey[] = ['exporterCpuSeconds', 'serverCpuSeconds', '
 /**
  * Splits a run into phases at the marks it left: start-up (spawn → run row written), reading pages
  * (→ the server has served the last page), finding the missing headers (→ the first header call),
- * fetching headers (→ the reconciliation transaction starts), reconciling (→ the run row is closed), and
- * exit. When the first header call comes before the last page, headers were fetched alongside the pages:
+ * fetching headers (→ the builds, or the reconciliation transaction, start), reconciling (→ the run row is closed),
+ * and exit. When the first header call comes before the last page, headers were fetched alongside the pages:
  * the phases are then reading pages and fetching headers, and fetching the last headers. A first load that built
  * its lookup indexes after its rows (`indexBuildStartedAt`) has that as a phase of its own, between the headers and
- * the reconciliation. A mark that is missing merges its two phases; the page and header marks come from the samples,
- * so they are as fine as the sampling interval. CPU per phase is interpolated between samples; memory is the
- * largest sample in the phase.
+ * the reconciliation (any wait for the indexes' lock, and what comes before the reconciliation, counted in it). A mark
+ * that is missing merges its two phases; the page and header marks come from the samples, so they are as fine as the
+ * sampling interval, and never later than the builds (which begin once every page and header is in). CPU per phase
+ * is interpolated between samples; memory is the largest sample in the phase.
  *
  * @example splitPhases(marks, samples) // → [{ name: 'start-up', seconds: 1.2, exporterCpuSeconds: 1.4, … }, { name: 'read pages', … }, …]
  */
@@ -50,18 +51,21 @@ export function splitPhases(marks: PhaseMarks, samples: readonly Sample[]): Phas
   // headers fetched while pages are read (the exporter does that for the ranges it plans) share the phase
   const alongside = firstHeaderAt !== undefined && lastPageAt !== undefined && firstHeaderAt < lastPageAt;
   const built = marks.indexBuildStartedAt;
+  // a sample that first showed the last page (or a header call) after the builds began came late: the builds' mark,
+  // from the run's own log, is exact
+  const notAfterBuilds = (at: number | undefined) => (at === undefined || built === undefined ? at : Math.min(at, built));
   // the headers' last phase ends where the builds begin, when the run built the indexes
   const headersEnd = built ?? marks.reconcileStartedAt;
   const cuts: { name: string; at: number | undefined }[] = [
     { name: 'start-up', at: marks.runStartedAt },
     ...(alongside
       ? [
-          { name: 'read pages and fetch headers', at: lastPageAt },
+          { name: 'read pages and fetch headers', at: notAfterBuilds(lastPageAt) },
           { name: 'fetch the last headers', at: headersEnd },
         ]
       : [
-          { name: 'read pages', at: lastPageAt },
-          { name: 'find missing headers', at: firstHeaderAt },
+          { name: 'read pages', at: notAfterBuilds(lastPageAt) },
+          { name: 'find missing headers', at: notAfterBuilds(firstHeaderAt) },
           { name: 'fetch headers', at: headersEnd },
         ]),
     ...(built === undefined ? [] : [{ name: 'build the lookup indexes', at: marks.reconcileStartedAt }]),
@@ -113,7 +117,7 @@ export function cpuAt(samples: readonly Sample[], key: CpuKey, at: number): numb
 /**
  * When a run began building the lookup indexes its first load deferred, from its log (pino's JSON lines, as much of
  * them as was kept): the time of its last `built the lookup indexes` line less the `ms` the builds took. Undefined when
- * no such line is there (no build, or a log at a level above info).
+ * no such line is there: no build, the line no longer in the part of the log kept, or a log not in JSON.
  *
  * @example indexBuildStart('{"time":1700000005000,"msg":"built the lookup indexes","ms":800}\n') // → 1700000004200
  */
@@ -125,7 +129,7 @@ export function indexBuildStart(log: string): number | undefined {
       const entry = JSON.parse(line) as { msg?: unknown; time?: unknown; ms?: unknown };
       if (entry.msg === BUILT_LOOKUP_INDEXES && typeof entry.time === 'number' && typeof entry.ms === 'number') start = entry.time - entry.ms;
     } catch {
-      // a line cut where the kept part of the log begins
+      // not a JSON line: cut where the kept part of the log begins, or text that only mentions the builds
     }
   }
   return start;
