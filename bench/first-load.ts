@@ -148,6 +148,9 @@ export async function compareFirstLoads(o: CompareOptions): Promise<FirstLoadSer
   return out;
 }
 
+/** One pair's figures: the first load, the plain COPY of its rows, and copy.seconds ÷ load.wallSeconds. */
+type MeasuredPair = Pick<FirstLoadComparison, 'load' | 'copy' | 'ratio'>;
+
 /** How the bench reads the CPU of the machine's processes: clock ticks per second, and PostgreSQL's probe where it has one. */
 interface CpuProbes {
   ticksPerSecond: number;
@@ -160,7 +163,7 @@ async function compareOne(o: CompareOptions, size: FirstLoadSize, cpu: CpuProbes
   try {
     const truth = await readTruth(devnet.origin);
     if (truth.rows !== size.transfers) throw new Error(`the server's truth has ${truth.rows} transfers, expected ${size.transfers}`);
-    const measured: { load: LoadFigures; copy: CopyBackBaseline; ratio: number }[] = [];
+    const measured: MeasuredPair[] = [];
     for (let k = 1; k <= o.pairs; k++) measured.push(await comparePair(o, size, cpu, devnet, truth, o.pairs > 1 ? ` (pair ${k} of ${o.pairs})` : ''));
     const median = medianPair(measured);
     const pairs = measured.map((m) => ({ ratio: m.ratio, loadSeconds: m.load.wallSeconds, copySeconds: m.copy.seconds, peakRssMb: m.load.peakRssMb }));
@@ -171,14 +174,7 @@ async function compareOne(o: CompareOptions, size: FirstLoadSize, cpu: CpuProbes
 }
 
 /** One pair: a first load into a fresh database, then the plain COPY of the rows it wrote; the database is dropped after. */
-async function comparePair(
-  o: CompareOptions,
-  size: FirstLoadSize,
-  cpu: CpuProbes,
-  devnet: DevnetProcess,
-  truth: { distinctBlocks: number },
-  which: string,
-): Promise<{ load: LoadFigures; copy: CopyBackBaseline; ratio: number }> {
+async function comparePair(o: CompareOptions, size: FirstLoadSize, cpu: CpuProbes, devnet: DevnetProcess, truth: { distinctBlocks: number }, which: string): Promise<MeasuredPair> {
   const db = await createBenchDatabase(o.postgres.serverUrl, `first_${size.transfers}`);
   const tmp = await mkdtemp(join(tmpdir(), 'erc20-etl-bench-'));
   try {

@@ -48,8 +48,8 @@ const ADDRESS_TOPIC_PAD = `0x${'00'.repeat(12)}`;
 /**
  * A damaged copy of an `eth_getLogs` result (its logs as objects of their fields, each copied here), or `undefined`
  * when `kind` cannot apply to it (no ERC-20 transfer log in it; no other emitter's log in the blocks asked; no block
- * asked whose bloom rules the log out): the order then waits for the next answer. The damage goes to the middle ERC-20 transfer log (3 topics, 32 bytes
- * of data):
+ * asked whose bloom rules the log out): the order then waits for the next answer. The damage goes to the middle
+ * ERC-20 transfer log (3 topics, 32 bytes of data):
  * - `logs-bad-address`: its topics[1] (from) gets a non-zero first byte: not an address topic;
  * - `logs-non-hex-value`: its data is the value as decimal text, not 0x hex;
  * - `logs-short-value`: its data loses its first byte: 31 bytes, not one uint256;
