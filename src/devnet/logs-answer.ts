@@ -1,6 +1,6 @@
 import type { TransferRecord } from '../dataset/types.ts';
 import { toQuantity } from '../eth/hex.ts';
-import { isDigitsNumber, known, writeAscii, writeDigits, writeKnown } from './ascii-bytes.ts';
+import { isDigitsNumber, known, writeAscii, writeDigits, writeKnown } from '../common/ascii-bytes.ts';
 import { type ChainLog, chainLogOf, isTransferRow, type RpcLog, rpcLog, type StoredLog, TRANSFER_TOPIC } from './chain-log.ts';
 
 // A log's text between its fields, in geth's key order (RpcLog's)

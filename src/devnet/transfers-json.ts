@@ -1,5 +1,5 @@
 import type { TransferRecord } from '../dataset/types.ts';
-import { digitsLength, isDigitsNumber, known, writeAscii, writeDigits, writeKnown } from './ascii-bytes.ts';
+import { digitsLength, isDigitsNumber, known, writeAscii, writeDigits, writeKnown } from '../common/ascii-bytes.ts';
 
 // A row's text between its fields, in the spec's key order (without contractAddress)
 const KEYS = [

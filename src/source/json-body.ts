@@ -23,7 +23,14 @@ export const CLOSE_OBJECT = 0x7d;
  * comes: `createResultStream`). It should not throw: `parseJsonBody` then throws too, and the HTTP client parses the
  * body again without it (the answer unread); read as the body comes, the call fails with what it threw.
  */
-export type ElementReader = (value: unknown, index: number) => unknown;
+export type ElementReader = ((value: unknown, index: number) => unknown) & {
+  /**
+   * Reads `count` elements straight from their JSON bytes (`bytes[from, to)`: the elements and the commas between
+   * them), each as the reader reads its parsed value, the first being element `index`: what the reader gives for
+   * each, or undefined when it cannot (nothing read), and they are parsed and read one by one. Used as the body comes.
+   */
+  fromBytes?: (bytes: Buffer, from: number, to: number, count: number, index: number) => unknown[] | undefined;
+};
 
 /** An array of the body to parse in groups: the offsets of its brackets and of the commas between its elements. */
 interface BigArray {

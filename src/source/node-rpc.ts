@@ -3,6 +3,8 @@ import { show } from '../dataset/validate.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { BadResponseError, describeContext, HttpStatusError, ResponseTooLargeError, type ErrorContext } from './errors.ts';
 import { CallTimeoutError, type CallOptions, type HttpClient } from './http-client.ts';
+import type { ElementReader } from './json-body.ts';
+import { readLogBytes } from './log-bytes.ts';
 import { parseLogsRefusal, timeoutRefusal, type LogsRefusal } from './provider-errors.ts';
 import { readLogElement, type ReadLog } from './transfer-log.ts';
 
@@ -128,10 +130,18 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
   // each log read as the answer is parsed, so that an answer's raw logs are never all alive at once; an answer parsed
   // again (a retried request, a body parsed a second way) is read again from its first log
   let read: ReadLog[] = [];
-  const resultElement = (value: unknown, index: number): undefined => {
+  const resultElement: ElementReader = (value: unknown, index: number): undefined => {
     if (index === 0) read = [];
     read[index] = readLogElement(value, index);
     return undefined;
+  };
+  // logs of the plain shape are read from their bytes (`readLogBytes`), as `readLogElement` reads them parsed
+  resultElement.fromBytes = (bytes, from, to, count, index) => {
+    const logs = readLogBytes(bytes, from, to, count);
+    if (logs === undefined) return undefined;
+    if (index === 0) read = [];
+    for (let k = 0; k < count; k++) read[index + k] = logs[k]!;
+    return new Array<undefined>(count);
   };
   try {
     outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs, resultElement });

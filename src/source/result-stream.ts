@@ -44,7 +44,7 @@ export interface ResultStream {
  * for await (const chunk of body) stream.push(chunk);
  * stream.end(); // → { value: { jsonrpc: '2.0', id: 1, result: [<read log 0>, <read log 1>, …] } }
  */
-export function createResultStream(read: ElementReader): ResultStream {
+export function createResultStream(reader: ElementReader): ResultStream {
   let mode: 'head' | 'result' | 'tail' | 'whole' = 'head';
   // head: the bytes until it is known whether the body is an answer to read as it comes (or, whole, all of them)
   let kept: Buffer[] = [];
@@ -87,6 +87,12 @@ export function createResultStream(read: ElementReader): ResultStream {
     let at = 1;
     for (const p of pieces) at += p.copy(scratch, at);
     scratch[at] = CLOSE_ARRAY;
+    // a reader that reads the bytes themselves needs neither their text nor JSON.parse's objects
+    const direct = reader.fromBytes?.(scratch, 1, size - 1, count, out.length);
+    if (direct !== undefined) {
+      for (let k = 0; k < count; k++) out.push(direct[k]);
+      return;
+    }
     let values: unknown;
     try {
       values = JSON.parse(jsonText([scratch.subarray(0, size)]));
@@ -94,7 +100,7 @@ export function createResultStream(read: ElementReader): ResultStream {
       fail(`${(err as Error).message}, in the result's elements from byte ${groupAt}`);
     }
     if (!Array.isArray(values) || values.length !== count) fail(`an element missing between the commas of the result, from byte ${groupAt}`);
-    for (const v of values as unknown[]) out.push(read(v, out.length));
+    for (const v of values as unknown[]) out.push(reader(v, out.length));
   }
 
   /** Reads the group's elements up to its last comma; the bytes after it start the next group. */
@@ -213,7 +219,7 @@ export function createResultStream(read: ElementReader): ResultStream {
       const answer = value as { result?: unknown };
       if (answer.result === marker) answer.result = out;
       // `result` given twice: its last value, as JSON.parse gives it, read as `parseJsonBody` reads it
-      else readResultElements(value, read);
+      else readResultElements(value, reader);
       return { value };
     },
     start() {

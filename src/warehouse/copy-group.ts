@@ -4,7 +4,7 @@ import copyStreams from 'pg-copy-streams';
 import type { Clock } from '../common/clock.ts';
 import { NO_BUDGET, type TimeBudget } from '../common/time-budget.ts';
 import type { TransferRecord } from '../dataset/types.ts';
-import { copyLine, TRANSFER_COLUMNS } from './copy.ts';
+import { copyLines, TRANSFER_COLUMNS } from './copy.ts';
 import type { Warehouse } from './db.ts';
 import { moveChunks, type MergeCounts, type PageLoad } from './load-page.ts';
 import { holdConnection } from './held-connection.ts';
@@ -114,7 +114,7 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
    * A transaction on `c` whose COPY is sent once `begun` settles (after the transaction before it has ended and a
    * `BEGIN`): pages may be written into it at once, and wait there (backpressure) until it starts.
    */
-  const transaction = (c: pg.PoolClient, suffix: string, begun: Promise<unknown>): Transaction => {
+  const transaction = (c: pg.PoolClient, suffix: Buffer, begun: Promise<unknown>): Transaction => {
     const stream = copyStreams.from(COPY_INTO);
     // sent whatever came before: on a connection that broke, the COPY fails at once, and the pages written into it are written again
     void begun.then(
@@ -131,15 +131,14 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     return tx;
   };
   // the run id and chain are the same for every page of a transaction
-  const suffixes = new WeakMap<Transaction, string>();
-  const suffixOf = (load: Omit<PageLoad, 'mode'>) => `\t${load.chainId}\t${load.runId}\t${load.runId}\n`;
+  const suffixes = new WeakMap<Transaction, Buffer>();
+  const suffixOf = (load: Omit<PageLoad, 'mode'>) => Buffer.from(`\t${load.chainId}\t${load.runId}\t${load.runId}\n`, 'latin1');
 
   const write = async (tx: Transaction, rows: readonly TransferRecord[]) => {
     const suffix = suffixes.get(tx)!;
     // oldest first: each index then grows at the end of the page's run of keys
     for (let end = rows.length; end > 0; end -= WRITE_BATCH) {
-      let text = '';
-      for (let i = end - 1; i >= Math.max(0, end - WRITE_BATCH); i--) text += copyLine(rows[i]!, suffix);
+      const text = copyLines(rows, end - 1, Math.max(0, end - WRITE_BATCH), suffix);
       if (tx.failed) throw tx.failed;
       await written(tx, text);
     }
@@ -372,7 +371,7 @@ function resolveCommitted(tx: Transaction): void {
  * buffer, where (pg-copy-streams 7) a write left behind when PostgreSQL refuses the COPY would be sent on a connection
  * the stream has let go of, and throw outside any caller.
  */
-function written(tx: Transaction, text: string): Promise<void> {
+function written(tx: Transaction, text: Buffer): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const onError = (err: unknown) => reject(err);
     tx.stream.once('error', onError);
