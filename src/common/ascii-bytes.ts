@@ -1,6 +1,7 @@
 /**
  * ASCII written straight into a buffer, making no string: how the reference server writes its large answers
- * (transfers-json.ts, logs-answer.ts). Each `write…` answers where what it wrote ends.
+ * (devnet/transfers-json.ts, devnet/logs-answer.ts) and a first load writes its COPY text (warehouse/copy.ts
+ * `copyLines`). Each `write…` answers where what it wrote ends.
  */
 
 /**
@@ -13,7 +14,7 @@ export function writeKnown(known: Uint8Array, bytes: Buffer, at: number): number
   return at + known.length;
 }
 
-/** Text whose every character is ASCII (as the chain store admits: chain-store.ts). */
+/** Text whose every character is ASCII (as the reference server's chain store admits, and as a validated row's fields are). */
 export function writeAscii(text: string, bytes: Buffer, at: number): number {
   return at + bytes.write(text, at, 'latin1');
 }

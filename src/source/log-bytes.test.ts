@@ -125,6 +125,12 @@ describe('readLogBytes', () => {
     ['a transfer whose from topic has bits in its first 12 bytes', JSON.stringify(log({ topics: [TRANSFER_TOPIC, h('1'), topicOf(a('2'))] }))],
     ['removed as null', JSON.stringify(log({ removed: null }))],
     ['a block time that is no quantity', JSON.stringify(log({ blockTimestamp: 'soon' }))],
+    ['removed as a string', JSON.stringify(log({ removed: 'true' }))],
+    ['a literal run on', JSON.stringify(log()).replace('"removed":false', '"removed":falsey')],
+    ['topics twice', JSON.stringify(log()).replace('{', `{"topics":[],`)],
+    // a quote where an address usually ends, inside a longer text (escaped) or after a shorter one (the next key's)
+    ['an address with an escaped quote where an address ends', JSON.stringify(log({ address: `${a('c').slice(0, -1)}"ab` }))],
+    ['a short address and a quote where an address ends', JSON.stringify(log({ address: '0x1' })).replace('"0x1",', `"0x1","pad":"${'y'.repeat(30)}",`)],
     ['a log that is not an object', '[1,2]'],
     ['an empty object', '{}'],
     ['a comma after the last field', JSON.stringify(log()).replace(/}$/, ',}')],
@@ -133,6 +139,13 @@ describe('readLogBytes', () => {
     expect(direct(text, 1)).toBeUndefined();
     // and the group of it with good logs around it
     expect(direct(group([log(), JSON.parse('0')]).replace(',0', `,${text}`), 2)).toBeUndefined();
+  });
+
+  it('reads the largest quantity a number holds exactly, 2^53 - 1', () => {
+    const text = JSON.stringify(log({ blockNumber: '0x1fffffffffffff', logIndex: '0x0' }));
+    const read = direct(text, 1);
+    expect(read).toEqual(parsed(text));
+    expect(read![0]).toMatchObject({ transfer: { blockNumber: 2 ** 53 - 1, logIndex: 0 } });
   });
 
   it('reads no other number of logs than the group holds', () => {

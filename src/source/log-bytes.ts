@@ -4,15 +4,17 @@ import type { LogReading } from './transfer-log.ts';
 
 /**
  * The logs of an `eth_getLogs` answer read straight from their JSON bytes, for the plain shape nodes answer in: each
- * log an object of string, `true`/`false`/`null` and array-of-string values, no escapes in its strings, every field
- * `readTransferLog` needs there once and valid. What it gives is what `readLogElement` gives for the parsed log, value
- * for value. Any log outside that shape, or one `readTransferLog` would find a problem in, makes it give up on the
- * whole group (nothing read): the caller parses the group and reads each log as before, so an answer's problems
- * are named in the same words.
+ * log an object whose values are strings, `true`, `false` or `null` (and `topics` an array of strings), no escapes
+ * and nothing but ASCII in its strings, every field `readTransferLog` needs there once and valid. What it gives is what
+ * `readLogElement` gives for the parsed log, value for value. Any log outside that shape, or one `readTransferLog`
+ * would find a problem in, makes it give up on the whole group (nothing read): the caller parses the group and reads
+ * each log as before, so an answer's problems are named in the same words.
  *
- * Why: a node run's exporter allocated about 4.7 GB for 1,000,000 transfers, 1.5 GB of it the text of each group of
- * logs made for `JSON.parse` and the objects `JSON.parse` made of it, and its young generation (capped for memory)
- * was collected about 680 times (bench/NOTES.md, "A twenty-sixth day").
+ * Why: a node run of 1,000,000 transfers allocated 6.4–6.8 GB in its young generation (680–684 scavenges, 2.8–3.3 s
+ * of their pauses); by V8's sampling heap profiler about a third of what it allocated was the text of each group of
+ * logs made for `JSON.parse` and the objects `JSON.parse` made of it. Per log this reader takes about the CPU the parse
+ * did (an earlier one was slower, bench/NOTES.md, "A fifteenth day"); what it saves is the garbage collector's work
+ * ("A twenty-sixth day").
  */
 
 /** The fields read, each a bit of a log's `seen` mask (a field twice gives up: `JSON.parse` would keep the last). */
@@ -101,7 +103,7 @@ export function readLogBytes(bytes: Buffer, from: number, to: number, count: num
     for (let n = 0; n < count; n++) {
       at = skipSpace(bytes, at, to);
       if (n > 0) {
-        if (bytes[at] !== COMMA) return undefined;
+        if (byteAt(bytes, at, to) !== COMMA) return undefined;
         at = skipSpace(bytes, at + 1, to);
       }
       at = readObject(bytes, at, to, fields);
@@ -112,6 +114,11 @@ export function readLogBytes(bytes: Buffer, from: number, to: number, count: num
     if (err === GIVE_UP) return undefined;
     throw err;
   }
+}
+
+/** The byte at `at`, or −1 past the range: nothing beyond `to` is read. */
+function byteAt(bytes: Buffer, at: number, to: number): number {
+  return at < to ? bytes[at]! : -1;
 }
 
 function skipSpace(bytes: Buffer, at: number, to: number): number {
@@ -172,23 +179,23 @@ function keyBit(bytes: Buffer, start: number, end: number): number {
 
 /** Reads the object at `at` into `fields`; the place after it. */
 function readObject(bytes: Buffer, at: number, to: number, fields: Fields): number {
-  if (bytes[at] !== OPEN_OBJECT) throw GIVE_UP;
+  if (byteAt(bytes, at, to) !== OPEN_OBJECT) throw GIVE_UP;
   fields.seen = 0;
   fields.topicCount = 0;
   at = skipSpace(bytes, at + 1, to);
-  if (bytes[at] === CLOSE_OBJECT) return at + 1;
+  if (byteAt(bytes, at, to) === CLOSE_OBJECT) return at + 1;
   for (;;) {
-    if (bytes[at] !== QUOTE) throw GIVE_UP;
+    if (byteAt(bytes, at, to) !== QUOTE) throw GIVE_UP;
     const keyEnd = stringEnd(bytes, at + 1, to);
     const bit = keyBit(bytes, at + 1, keyEnd);
     at = skipSpace(bytes, keyEnd + 1, to);
-    if (bytes[at] !== COLON) throw GIVE_UP;
+    if (byteAt(bytes, at, to) !== COLON) throw GIVE_UP;
     at = skipSpace(bytes, at + 1, to);
     if (bit & fields.seen) throw GIVE_UP;
     fields.seen |= bit;
     const i = bit ? slot(bit) : 0;
     if (bit === TOPICS) at = readTopics(bytes, at, to, fields);
-    else if (bytes[at] === QUOTE) {
+    else if (byteAt(bytes, at, to) === QUOTE) {
       const end = textEnd(bytes, at + 1, to, bit ? TEXT_LENGTHS[i]! : 0);
       if (bit) {
         fields.starts[i] = at + 1;
@@ -205,26 +212,26 @@ function readObject(bytes: Buffer, at: number, to: number, fields: Fields): numb
       at += code === -3 ? 5 : 4;
     }
     at = skipSpace(bytes, at, to);
-    if (bytes[at] === CLOSE_OBJECT) return at + 1;
-    if (bytes[at] !== COMMA) throw GIVE_UP;
+    if (byteAt(bytes, at, to) === CLOSE_OBJECT) return at + 1;
+    if (byteAt(bytes, at, to) !== COMMA) throw GIVE_UP;
     at = skipSpace(bytes, at + 1, to);
   }
 }
 
 /** Reads `topics`' array of strings at `at`; the place after it. */
 function readTopics(bytes: Buffer, at: number, to: number, fields: Fields): number {
-  if (bytes[at] !== OPEN_ARRAY) throw GIVE_UP;
+  if (byteAt(bytes, at, to) !== OPEN_ARRAY) throw GIVE_UP;
   at = skipSpace(bytes, at + 1, to);
-  if (bytes[at] === CLOSE_ARRAY) return at + 1;
+  if (byteAt(bytes, at, to) === CLOSE_ARRAY) return at + 1;
   for (;;) {
-    if (bytes[at] !== QUOTE || fields.topicCount === MOST_TOPICS) throw GIVE_UP;
+    if (byteAt(bytes, at, to) !== QUOTE || fields.topicCount === MOST_TOPICS) throw GIVE_UP;
     const end = textEnd(bytes, at + 1, to, 66);
     // every topic is 66 bytes of text or gives up below: its start is enough
     if (end - at - 1 !== 66) throw GIVE_UP;
     fields.topicStarts[fields.topicCount++] = at + 1;
     at = skipSpace(bytes, end + 1, to);
-    if (bytes[at] === CLOSE_ARRAY) return at + 1;
-    if (bytes[at] !== COMMA) throw GIVE_UP;
+    if (byteAt(bytes, at, to) === CLOSE_ARRAY) return at + 1;
+    if (byteAt(bytes, at, to) !== COMMA) throw GIVE_UP;
     at = skipSpace(bytes, at + 1, to);
   }
 }
@@ -366,7 +373,7 @@ function sameBytes(bytes: Buffer, a: number, b: number, length: number): boolean
   return true;
 }
 
-/** Hex digits a number holds exactly (2^52 > 16^13). */
+/** Hex digits a number holds exactly (2^53 > 16^13). */
 const NUMBER_DIGITS = 13;
 
 /**

@@ -127,24 +127,9 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
   counters.logsCalls = (counters.logsCalls ?? 0) + 1;
   let outcome: RpcOutcome | undefined;
   let refusal: LogsRefusal | undefined;
-  // each log read as the answer is parsed, so that an answer's raw logs are never all alive at once; an answer parsed
-  // again (a retried request, a body parsed a second way) is read again from its first log
-  let read: ReadLog[] = [];
-  const resultElement: ElementReader = (value: unknown, index: number): undefined => {
-    if (index === 0) read = [];
-    read[index] = readLogElement(value, index);
-    return undefined;
-  };
-  // logs of the plain shape are read from their bytes (`readLogBytes`), as `readLogElement` reads them parsed
-  resultElement.fromBytes = (bytes, from, to, count, index) => {
-    const logs = readLogBytes(bytes, from, to, count);
-    if (logs === undefined) return undefined;
-    if (index === 0) read = [];
-    for (let k = 0; k < count; k++) read[index + k] = logs[k]!;
-    return new Array<undefined>(count);
-  };
+  const logs = createLogsReader();
   try {
-    outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs, resultElement });
+    outcome = await rpcCall(http, 'eth_getLogs', [filter], context, { timeoutMs, resultElement: logs.element });
   } catch (err) {
     // an answer too large to read is a refusal for size the node did not state: fewer blocks are asked
     if (err instanceof ResponseTooLargeError) refusal = { code: undefined, message: `an answer larger than the response size limit of ${err.limitBytes} bytes` };
@@ -152,10 +137,11 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
     else throw err;
   }
   if (outcome !== undefined && 'result' in outcome) {
-    const logs = outcome.result;
+    const result = outcome.result;
+    const read = logs.read();
     // a client that does not read as it parses (CallOptions.resultElement) leaves the logs as they came
-    const readAsParsed = Array.isArray(logs) && read.length === logs.length && logs.every((l) => l === undefined);
-    return readAsParsed ? { logs, read } : { logs };
+    const readAsParsed = Array.isArray(result) && read.length === result.length && result.every((l) => l === undefined);
+    return readAsParsed ? { logs: result, read } : { logs: result };
   }
   if (outcome !== undefined) {
     refusal = parseLogsRefusal(outcome.error);
@@ -164,6 +150,31 @@ export async function getTransferLogs(http: HttpClient, call: LogsCall, timeoutM
   counters.logsRefused = (counters.logsRefused ?? 0) + 1;
   if (refusal?.timedOut) counters.logsTimedOut = (counters.logsTimedOut ?? 0) + 1;
   return { refusal: refusal! };
+}
+
+/**
+ * What reads an `eth_getLogs` answer's logs as the HTTP client parses it (`CallOptions.resultElement`): each log read
+ * (`readLogElement`, or `readLogBytes` from the bytes of a group of them) and kept at its index, the raw log given back
+ * as undefined, so an answer's raw logs are never all alive at once. An answer parsed again (a retried request, a body
+ * parsed a second way) is read again from its first log.
+ *
+ * @example const logs = createLogsReader(); await rpcCall(http, 'eth_getLogs', [filter], context, { resultElement: logs.element }); logs.read() // → [ReadLog, …]
+ */
+export function createLogsReader(): { element: ElementReader; read(): ReadLog[] } {
+  let read: ReadLog[] = [];
+  const element: ElementReader = (value: unknown, index: number): undefined => {
+    if (index === 0) read = [];
+    read[index] = readLogElement(value, index);
+    return undefined;
+  };
+  element.fromBytes = (bytes, from, to, count, index) => {
+    const logs = readLogBytes(bytes, from, to, count);
+    if (logs === undefined) return undefined;
+    if (index === 0) read = [];
+    for (let k = 0; k < count; k++) read[index + k] = logs[k]!;
+    return new Array<undefined>(count).fill(undefined);
+  };
+  return { element, read: () => read };
 }
 
 function hex(n: number): string {
