@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FIXTURE_DIR } from '../../test/helpers/fixtures.ts';
+import type { TransferRecord } from '../dataset/types.ts';
 import { createRng } from '../devnet/rng.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { jsonText } from './json-text.ts';
@@ -92,6 +96,33 @@ describe('readLogBytes', () => {
     // lower-cased as the parse path lower-cases them
     expect(read![0]).toMatchObject({ transfer: { contractAddress: a('c'), blockHash: h('b'), blockNumber: 0x1036a4f, value: '255' } });
     expect(read![1]).toMatchObject({ transfer: { fromAddress: a('e'), toAddress: a('f') } });
+  });
+
+  it('reads every transfer of the mainnet fixture, served as logs, as the parse path reads it', () => {
+    const rows = readFileSync(join(FIXTURE_DIR, 'transfers.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as TransferRecord);
+    const hex = (n: number) => `0x${n.toString(16)}`;
+    const logs = rows.map((r) =>
+      log(
+        {
+          address: r.contractAddress,
+          topics: [TRANSFER_TOPIC, topicOf(r.fromAddress), topicOf(r.toAddress)],
+          blockNumber: hex(r.blockNumber),
+          blockHash: r.blockHash,
+          blockTimestamp: undefined,
+          transactionHash: r.transactionHash,
+          transactionIndex: hex(r.transactionIndex),
+          logIndex: hex(r.logIndex),
+        },
+        BigInt(r.value),
+      ),
+    );
+    const text = group(logs);
+    const read = direct(text, logs.length);
+    expect(read).toHaveLength(910);
+    expect(read).toEqual(parsed(text));
   });
 
   it('gives the decimal text of every uint256 as BigInt does, through a number or not', () => {

@@ -13,7 +13,7 @@ import type { LogReading } from './transfer-log.ts';
  * Why: a node run of 1,000,000 transfers allocated 6.4–6.8 GB in its young generation (680–684 scavenges, 2.8–3.3 s
  * of their pauses); by V8's sampling heap profiler about a third of what it allocated was the text of each group of
  * logs made for `JSON.parse` and the objects `JSON.parse` made of it. Per log this reader takes about the CPU the parse
- * did (an earlier one was slower, bench/NOTES.md, "A fifteenth day"); what it saves is the garbage collector's work
+ * did (an earlier one was slower, bench/NOTES.md, "A fourteenth day"); what it saves is the garbage collector's work
  * ("A twenty-sixth day").
  */
 
