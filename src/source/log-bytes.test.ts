@@ -46,7 +46,7 @@ function direct(text: string, count: number) {
   return readLogBytes(bytes, 3, bytes.length - 3, count);
 }
 
-/** Damaged groups tried (more by hand: `FUZZ_ROUNDS=200000 npx vitest run src/source/log-bytes.test.ts`). */
+/** Damaged groups tried (more by hand: `FUZZ_ROUNDS=300000 npx vitest run src/source/log-bytes.test.ts`). */
 const FUZZ_ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 4000);
 
 const group = (logs: readonly unknown[]) => logs.map((l) => JSON.stringify(l)).join(',');

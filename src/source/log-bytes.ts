@@ -10,11 +10,11 @@ import type { LogReading } from './transfer-log.ts';
  * would find a problem in, makes it give up on the whole group (nothing read): the caller parses the group and reads
  * each log as before, so an answer's problems are named in the same words.
  *
- * Why: a node run of 1,000,000 transfers allocated 6.4–6.8 GB in its young generation (680–684 scavenges, 2.8–3.3 s
- * of their pauses); by V8's sampling heap profiler about a third of what it allocated was the text of each group of
- * logs made for `JSON.parse` and the objects `JSON.parse` made of it. Per log this reader takes about the CPU the parse
- * did (an earlier one was slower, bench/NOTES.md, "A fourteenth day"); what it saves is the garbage collector's work
- * ("A twenty-sixth day").
+ * Why: a node run of 1,000,000 transfers allocated 6.4–6.8 GB in its young generation (680–685 scavenges, 2.7–3.3 s
+ * of their pauses, in six hand loads); by V8's sampling heap profiler about a third of what it allocated was the text of
+ * each group of logs made for `JSON.parse` and the objects `JSON.parse` made of it. Per log this reader takes a little
+ * less CPU than the parse (3.1–3.2 µs against 3.8 µs in a microbenchmark; an earlier one was slower, bench/NOTES.md,
+ * "A fourteenth day"); what it saves most is the garbage collector's work ("A twenty-sixth day").
  */
 
 /** The fields read, each a bit of a log's `seen` mask (a field twice gives up: `JSON.parse` would keep the last). */
