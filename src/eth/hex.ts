@@ -2,10 +2,22 @@
 
 const HEX_QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 
-/** Per character code below 128: 1 for a lower-case hex digit, 2 for an upper-case one (A–F), 0 otherwise. */
-const HEX_CODES = new Uint8Array(128);
+/**
+ * Per character code or byte below 256: 1 for a lower-case hex digit (or 0–9), 2 for an upper-case one (A–F), 0
+ * otherwise. For hex text (`isHexText`) and hex bytes (`readLogBytes`).
+ */
+export const HEX_CODES = new Uint8Array(256);
 for (const digit of '0123456789abcdef') HEX_CODES[digit.charCodeAt(0)] = 1;
 for (const digit of 'ABCDEF') HEX_CODES[digit.charCodeAt(0)] = 2;
+
+/**
+ * The value of a hex digit's character code or byte (one `HEX_CODES` takes for a digit).
+ *
+ * @example hexDigitValue(0x66) // → 15 ('f')
+ */
+export function hexDigitValue(code: number): number {
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
+}
 
 export interface HexTextOptions {
   lower?: boolean;
@@ -30,7 +42,7 @@ export function isHexText(s: string, digits: number, options: HexTextOptions = A
   const most = options.lower ? 1 : 2;
   for (let i = zerosEnd; i < s.length; i++) {
     const code = s.charCodeAt(i);
-    if (code >= 128) return false;
+    if (code >= 256) return false;
     const kind = HEX_CODES[code]!;
     if (kind === 0 || kind > most) return false;
   }

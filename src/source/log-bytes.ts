@@ -1,3 +1,4 @@
+import { HEX_CODES, hexDigitValue } from '../eth/hex.ts';
 import { TRANSFER_TOPIC } from '../eth/logs-bloom.ts';
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-body.ts';
 import type { LogReading } from './transfer-log.ts';
@@ -28,26 +29,37 @@ const TRANSACTION_HASH = 64;
 const TRANSACTION_INDEX = 128;
 const LOG_INDEX = 256;
 const REMOVED = 512;
+/** A field's place in `Fields.starts` and `Fields.ends`: the number of its bit. */
+const slot = (bit: number) => 31 - Math.clz32(bit);
+
 const REQUIRED = ADDRESS | TOPICS | DATA | BLOCK_NUMBER | BLOCK_HASH | TRANSACTION_HASH | TRANSACTION_INDEX | LOG_INDEX;
 
-const KEYS: readonly [string, number][] = [
-  ['address', ADDRESS],
-  ['topics', TOPICS],
-  ['data', DATA],
-  ['blockNumber', BLOCK_NUMBER],
-  ['blockHash', BLOCK_HASH],
-  ['blockTimestamp', BLOCK_TIMESTAMP],
-  ['transactionHash', TRANSACTION_HASH],
-  ['transactionIndex', TRANSACTION_INDEX],
-  ['logIndex', LOG_INDEX],
-  ['removed', REMOVED],
+/**
+ * Each field's name, bit, and the usual length of its text: an address 42, a hash or a word of data 66, 0 for any. A
+ * field's text is checked byte by byte later (hex digits only), so a quote where it usually ends is taken as its end
+ * without reading up to it: a quote or backslash inside the text would not pass that check.
+ */
+const KEYS: readonly [string, number, number][] = [
+  ['address', ADDRESS, 42],
+  ['topics', TOPICS, 0],
+  ['data', DATA, 66],
+  ['blockNumber', BLOCK_NUMBER, 0],
+  ['blockHash', BLOCK_HASH, 66],
+  ['blockTimestamp', BLOCK_TIMESTAMP, 0],
+  ['transactionHash', TRANSACTION_HASH, 66],
+  ['transactionIndex', TRANSACTION_INDEX, 0],
+  ['logIndex', LOG_INDEX, 0],
+  ['removed', REMOVED, 0],
 ];
 /** The fields by the length of their name (a call into Buffer's `compare` per key cost more than the rest of a key's reading). */
 const KEYS_BY_LENGTH: { bytes: Uint8Array; bit: number }[][] = [];
-for (const [k, bit] of KEYS) {
+/** The usual length of each field's text, by its slot (`slot`). */
+const TEXT_LENGTHS: number[] = [];
+for (const [k, bit, length] of KEYS) {
   const same = KEYS_BY_LENGTH[k.length] ?? [];
   same.push({ bytes: Buffer.from(k, 'latin1'), bit });
   KEYS_BY_LENGTH[k.length] = same;
+  TEXT_LENGTHS[slot(bit)] = length;
 }
 
 /** Topics a log may have here; more give up (`readTransferLog` takes any number, as a skipped log). */
@@ -56,12 +68,6 @@ const MOST_TOPICS = 8;
 const COLON = 0x3a;
 const ZERO = 0x30;
 const LOWER_X = 0x78;
-
-/** Per byte: 1 a digit or a–f, 2 A–F, 0 anything else. */
-const HEX = new Uint8Array(256);
-for (let c = 0x30; c <= 0x39; c++) HEX[c] = 1;
-for (let c = 0x61; c <= 0x66; c++) HEX[c] = 1;
-for (let c = 0x41; c <= 0x46; c++) HEX[c] = 2;
 
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
@@ -82,8 +88,6 @@ interface Fields {
   topicCount: number;
   topicStarts: Int32Array;
 }
-
-const slot = (bit: number) => 31 - Math.clz32(bit);
 
 /**
  * `readLogElement` of each of the `count` logs in `bytes[from, to)` (the logs and the commas between them), or
@@ -147,13 +151,6 @@ function holds(bytes: Buffer, at: number, to: number, word: Uint8Array): boolean
   for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word[i]) return false;
   return true;
 }
-
-/**
- * The usual length of each field's text, by its slot: an address 42, a hash or a word of data 66, 0 for any. A field's
- * text is checked byte by byte later (hex digits only), so a quote where it usually ends is taken as its end without
- * reading up to it: a quote or backslash inside the text would not pass that check.
- */
-const TEXT_LENGTHS = [42, 0, 66, 0, 66, 0, 66, 0, 0, 0];
 
 /** The end of the text starting at `at` (its closing quote's place), looked for first where a text of `length` ends. */
 function textEnd(bytes: Buffer, at: number, to: number, length: number): number {
@@ -242,7 +239,7 @@ function hexText(bytes: Buffer, start: number, end: number, digits: number, zero
   for (let i = start + 2; i < start + 2 + zeros; i++) if (bytes[i] !== ZERO) throw GIVE_UP;
   let kind = 1;
   for (let i = start + 2 + zeros; i < end; i++) {
-    const k = HEX[bytes[i]!]!;
+    const k = HEX_CODES[bytes[i]!]!;
     if (k === 0) throw GIVE_UP;
     kind |= k;
   }
@@ -263,8 +260,8 @@ function quantityAt(bytes: Buffer, start: number, end: number): number {
   let n = 0;
   for (let i = start + 2; i < end; i++) {
     const b = bytes[i]!;
-    if (HEX[b] === 0) throw GIVE_UP;
-    n = n * 16 + (b <= 0x39 ? b - 0x30 : (b | 0x20) - 0x57);
+    if (HEX_CODES[b] === 0) throw GIVE_UP;
+    n = n * 16 + hexDigitValue(b);
   }
   if (!Number.isSafeInteger(n)) throw GIVE_UP;
   return n;
@@ -387,14 +384,14 @@ function uint256Text(bytes: Buffer, start: number, end: number): string {
   let n = 0;
   for (let i = first; i < end; i++) {
     const b = bytes[i]!;
-    n = n * 16 + (b <= 0x39 ? b - 0x30 : (b | 0x20) - 0x57);
+    n = n * 16 + hexDigitValue(b);
   }
   return String(n);
 }
 
 /** Whether the topic at `start` is the Transfer topic once lower-cased. */
 function sameLowered(bytes: Buffer, start: number): boolean {
-  for (let i = 0; i < 66; i++) if ((bytes[start + i]! | (HEX[bytes[start + i]!] === 2 ? 0x20 : 0)) !== TRANSFER[i]) return false;
+  for (let i = 0; i < 66; i++) if ((bytes[start + i]! | (HEX_CODES[bytes[start + i]!] === 2 ? 0x20 : 0)) !== TRANSFER[i]) return false;
   return true;
 }
 
@@ -404,7 +401,7 @@ function topicAddress(bytes: Buffer, start: number, scratch: Buffer): string {
   scratch[1] = LOWER_X;
   for (let i = 0; i < 40; i++) {
     const b = bytes[start + 26 + i]!;
-    scratch[2 + i] = HEX[b] === 2 ? b | 0x20 : b;
+    scratch[2 + i] = HEX_CODES[b] === 2 ? b | 0x20 : b;
   }
   return scratch.toString('latin1', 0, 42);
 }

@@ -138,9 +138,9 @@ export function openCopyGroup(warehouse: Warehouse, deps: { logger: Logger; cloc
     const suffix = suffixes.get(tx)!;
     // oldest first: each index then grows at the end of the page's run of keys
     for (let end = rows.length; end > 0; end -= WRITE_BATCH) {
-      const text = copyLines(rows, end - 1, Math.max(0, end - WRITE_BATCH), suffix);
+      const lines = copyLines(rows, end - 1, Math.max(0, end - WRITE_BATCH), suffix);
       if (tx.failed) throw tx.failed;
-      await written(tx, text);
+      await written(tx, lines);
     }
   };
 
@@ -371,11 +371,11 @@ function resolveCommitted(tx: Transaction): void {
  * buffer, where (pg-copy-streams 7) a write left behind when PostgreSQL refuses the COPY would be sent on a connection
  * the stream has let go of, and throw outside any caller.
  */
-function written(tx: Transaction, text: Buffer): Promise<void> {
+function written(tx: Transaction, lines: Buffer): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const onError = (err: unknown) => reject(err);
     tx.stream.once('error', onError);
-    tx.stream.write(text, (err) => {
+    tx.stream.write(lines, (err) => {
       tx.stream.off('error', onError);
       if (err) reject(err);
       else resolve();
