@@ -202,6 +202,30 @@ describe('createHeaderChecker', () => {
     expect(() => check(london, { ...expectedOf(cancun) })).toThrow(/header\.hash: expected the hash asked for/);
   });
 
+  it('answers a header object checked again against the same block from memory, reading none of its fields', () => {
+    const check = createHeaderChecker(1);
+    let reads = 0;
+    const counted = new Proxy(london, {
+      get(target, key, receiver) {
+        reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const first = check(counted, expectedOf(london));
+    expect(first).toEqual({ header: london, extra: null, hashVerified: true, unverifiedReason: null });
+    expect(reads).toBeGreaterThan(20);
+    reads = 0;
+    // the same block (hash, number, time) with other contracts: the same answer, not a field read
+    expect(check(counted, { ...expectedOf(london), contracts: ['0x00000000000000000000000000000000000000aa'] })).toBe(first);
+    expect(reads).toBe(0);
+    // the same block's time as other text is another block to compare with: every field is read again
+    const sameSecond = expectedOf(london).timestamp.replace('.000Z', 'Z');
+    expect(sameSecond).not.toBe(expectedOf(london).timestamp);
+    expect(check(counted, { ...expectedOf(london), timestamp: sameSecond })).toEqual(first);
+    expect(reads).toBeGreaterThan(20);
+    expect(() => check(counted, { ...expectedOf(london), number: expectedOf(london).number + 1 })).toThrow(/header\.number: expected/);
+  });
+
   it('hashes a header object again when it was not verified: another object with a changed field fails', () => {
     const check = createHeaderChecker(1);
     check(cancun, expectedOf(cancun));

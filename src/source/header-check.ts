@@ -99,26 +99,39 @@ function ruleProblem(chainId: number, verdict: Extract<HeaderVerdict, { failed: 
   return `header: ${verdict.reason}`;
 }
 
-/** `checkHeader` for one chain, remembering what passed: the same header object checked again against the same block costs no hashing. */
+/** `checkHeader` for one chain, remembering what passed: the same header object checked again costs no hashing, and against the same block nothing. */
 export type HeaderChecker = (raw: unknown, expected: ExpectedHeader) => CheckedHeader;
 
+/** What a remembered header object passed: the block it was checked against (`ExpectedHeader`'s hash, number and time), and the answer. */
+interface Passed {
+  hash: string;
+  number: number;
+  timestamp: string;
+  checked: CheckedHeader;
+}
+
 /**
- * A `checkHeader` of chain `chainId` that remembers each header object whose hash it verified (held weakly: forgotten with the
- * object). A source that keeps the headers it fetched (the node source) checks each block once for its rows'
- * times, and the pipeline's check of the same object checks every field again but hashes nothing. (Objects
- * are never changed after parsing: the same object is the same fields.)
+ * A `checkHeader` of chain `chainId` that remembers each header object that passed (held weakly: forgotten with the
+ * object), with the block it was checked against. A source that keeps the headers it fetched (the node source) checks
+ * each block once for its rows' times; the pipeline's check of the same object against the same block (hash, number
+ * and time, as the same text) gets the same answer without reading a field; against another block it checks every
+ * field again, and hashes nothing when the hash was verified. (Objects are never changed after parsing: the same
+ * object is the same fields. The contracts and method of `expected` only word a failure, and failures are not
+ * remembered.)
  *
  * @example
  * const check = createHeaderChecker(1);
- * check(raw, { hash, number, timestamp }); // hashes the fields
- * check(raw, { hash, number, timestamp }); // the fields' shapes, the hash asked for, number and time; no hashing
+ * check(raw, { hash, number, timestamp }); // checks the fields and hashes them
+ * check(raw, { hash, number, timestamp }); // the same answer, nothing checked again
+ * check(raw, { hash, number: number + 1, timestamp }); // the fields' shapes, the hash asked for, number and time (it fails); no hashing
  */
 export function createHeaderChecker(chainId: number): HeaderChecker {
-  const verified = new WeakSet<object>();
+  const passed = new WeakMap<object, Passed>();
   return (raw, expected) => {
-    const before = raw !== null && typeof raw === 'object' && verified.has(raw);
-    const checked = checkHeader(chainId, raw, expected, before);
-    if (checked.hashVerified) verified.add(raw as object);
+    const before = raw !== null && typeof raw === 'object' ? passed.get(raw) : undefined;
+    if (before !== undefined && before.hash === expected.hash && before.number === expected.number && before.timestamp === expected.timestamp) return before.checked;
+    const checked = checkHeader(chainId, raw, expected, before?.checked.hashVerified === true);
+    passed.set(raw as object, { hash: expected.hash, number: expected.number, timestamp: expected.timestamp, checked });
     return checked;
   };
 }

@@ -144,7 +144,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const bloomBits = createBloomBitsCache();
   // the blooms of remembered blocks, dropped oldest first with them
   const bloomBytes = createBloomSlabs();
-  // the pipeline checks the same headers again with it: each header is hashed once
+  // the pipeline checks the same headers again with it: each header is hashed once, and its check against the same block is remembered
   const chain = deps.chain ?? 1;
   const checker = createHeaderChecker(chain);
   // a bad header is named as the answer of the method that gave it, wherever it is checked (here, or by the pipeline)
