@@ -162,7 +162,7 @@ export async function fetchGroup<H extends MissingHeader>(deps: EnrichDeps, scop
 }
 
 /**
- * The header check of a run of `chain`: the source's own (which remembers the headers it hashed already), when it
+ * The header check of a run of `chain`: the source's own (which remembers the headers it checked already), when it
  * checks for the same chain; else `checkHeader` of that chain.
  */
 function headerCheck(source: Pick<Source, 'checks'>, chain: number): HeaderChecker {
