@@ -99,7 +99,7 @@ function ruleProblem(chainId: number, verdict: Extract<HeaderVerdict, { failed: 
   return `header: ${verdict.reason}`;
 }
 
-/** `checkHeader` for one chain, remembering what passed: the same header object checked again costs no hashing, and against the same block nothing. */
+/** `checkHeader` for one chain, remembering what passed: a header object whose hash it verified costs no hashing when checked again, and against the same block nothing. */
 export type HeaderChecker = (raw: unknown, expected: ExpectedHeader) => CheckedHeader;
 
 /** What a remembered header object passed: the block it was checked against (`ExpectedHeader`'s hash, number and time), and the answer. */
@@ -112,7 +112,7 @@ interface Passed {
 
 /**
  * A `checkHeader` of chain `chainId` that remembers each header object that passed (held weakly: forgotten with the
- * object), with the block it was checked against. A source that keeps the headers it fetched (the node source) checks
+ * object), with the block it last passed against. A source that keeps the headers it fetched (the node source) checks
  * each block once for its rows' times; the pipeline's check of the same object against the same block (hash, number
  * and time, as the same text) gets the same answer without reading a field; against another block it checks every
  * field again, and hashes nothing when the hash was verified. (Objects are never changed after parsing: the same

@@ -15,7 +15,7 @@ export interface PageQuery {
 
 /**
  * The checks a source already runs on what it answers, with what they remember (one run's): the pipeline checks
- * the same headers with them, so no header is hashed twice, nor checked twice against the same block.
+ * the same headers with them, so no header whose hash was verified is hashed twice, nor any checked twice against the same block.
  */
 export interface SourceChecks {
   /** The chain whose hash rule `checkHeader` checks headers by: the pipeline uses it for its own chain only. */
