@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterAnswer, afterRefusal, LOGS_RANGE, type LogsRangeState, learnedRange, nextSpan, type RangeDecision, seedRange, startLogsRange } from './logs-range.ts';
+import { afterAnswer, afterRefusal, LOGS_RANGE, type LogsRangeState, learnedRange, mayStretch, nextSpan, type RangeDecision, seedRange, startLogsRange } from './logs-range.ts';
 import { type LogsRefusal, parseLogsRefusal, timeoutRefusal } from './provider-errors.ts';
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
@@ -250,6 +250,19 @@ describe('after an answer', () => {
     expect(retried(refuse(start, refusal(-32005, 'query returned more than 1000 results. Try with this block range [0xf4240, 0xf4250].'))).state.target).toBe(700);
     expect(answer(cut, 10).target).toBeCloseTo(5600 * 1.01 ** 10);
     expect(answer(cut, 100).target).toBe(7000);
+  });
+
+  it('stretches a call past its range only within what a call may ask and what the target holds at the busiest logs per block lately', () => {
+    const state: LogsRangeState = { ...startLogsRange(), range: 1000, recent: [2, 5, 3] };
+    // at 5 logs a block: 1,600 blocks hold 8,000, within 1.15 times the target of 7,000 (8,050); 1,700 hold 8,500
+    expect(mayStretch(state, 1600)).toBe(true);
+    expect(mayStretch(state, 1700)).toBe(false);
+    // the last answer alone (2 a block) would let 1,700 blocks through: the busiest of the last answers decides
+    expect(mayStretch({ ...state, recent: [5, 3, 2] }, 1700)).toBe(false);
+    // a set no answer of its own has measured: its seeded logs per block, else only what a call may ask
+    expect(mayStretch({ ...state, recent: [], seededDensity: 5 }, 1700)).toBe(false);
+    expect(mayStretch({ ...state, recent: [] }, 1700)).toBe(true);
+    expect(mayStretch({ ...state, recent: [], maxRange: 1100 }, 1200)).toBe(false);
   });
 
   it('learns for the next run the range the densest stretch allowed, no more than the largest that answered', () => {

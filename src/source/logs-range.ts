@@ -32,6 +32,9 @@ import type { LogsRefusal } from './provider-errors.ts';
  *   has one call ask that span again, and drops the ceiling once a call answers over it); the retry asks the
  *   longest span that answered, when at least half, else half; the target is not cut, and growth probes halfway up
  *   to it.
+ * - A call may stretch past its range to the end of a chunk, to leave no sliver of less than a quarter of the
+ *   range for a call of its own, within what a call may ask and 1.15 times the target at the busiest density of the
+ *   last answers (`mayStretch`).
  * - Learned for the next run: the range the densest stretch allowed, and no more than the largest that answered:
  *   starting low costs a few answers while the range grows, starting high costs refusals.
  */
@@ -86,6 +89,13 @@ export const LOGS_RANGE = {
   targetCut: 0.8,
   /** What an answer adds to the target, up to `fill` of the cap. */
   targetGain: 1.01,
+  /**
+   * What a call stretched past its range to the end of a chunk (`mayStretch`) may hold, at most, as a share of the
+   * target at the busiest logs per block lately: 80.5 % of the cap at a target of 70 %. Stretched by up to a quarter at
+   * the last answer's density alone, calls held up to 87.5 % of the cap there and were refused where logs per block
+   * rose; bounded by the target itself, the bench's runs made 3–5 calls more (bench/NOTES.md, "A twenty-eighth day").
+   */
+  stretch: 1.15,
   /** Full-size answers in a row before the range grows (at most doubling). */
   growAfter: 2,
   /**
@@ -329,6 +339,19 @@ function isBlockLimit(state: LogsRangeState, span: number): boolean {
  */
 export function longestSpan(state: LogsRangeState): number {
   return Math.min(state.maxRange, belowCeiling(state.rangeCeiling), belowCeiling(state.ceiling));
+}
+
+/**
+ * Whether a call may ask `span` blocks, past its range, to leave no sliver of a chunk for a call of its own: within
+ * what a call may ask (`longestSpan`), and holding at most `LOGS_RANGE.stretch` times the target at the busiest logs
+ * per block of the last answers (else the set's seeded logs per block; with neither known, as far as a call may ask).
+ *
+ * @example mayStretch({ ...state, range: 3219, target: 7000, recent: [2.17, 2.06, 2.25] }, 4018) // → false: about 9,040 logs, over 8,050
+ */
+export function mayStretch(state: LogsRangeState, span: number): boolean {
+  if (span > longestSpan(state)) return false;
+  const density = state.recent.length ? Math.max(...state.recent) : state.seededDensity;
+  return density === undefined || span * density <= state.target * LOGS_RANGE.stretch;
 }
 
 /** The most blocks a range may have below a ceiling (a span refused): one less; no bound without one. */

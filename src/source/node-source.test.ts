@@ -347,6 +347,44 @@ describe('createNodeSource: contracts read together', () => {
     expect(debug.filter((m) => m.includes('did not come down'))).toEqual([]);
   });
 
+  it('does not name a contract whose first call is still out: the call could not be sized for its logs', async () => {
+    const chain = buildChain(100, 199, busy);
+    const node = fakeNode(chain);
+    // DAI's first eth_getLogs is held until USDC has asked its next span, over the blocks DAI asks next
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let daiAsked!: () => void;
+    const daiOut = new Promise<void>((resolve) => (daiAsked = resolve));
+    const post = node.http.postJson.bind(node.http);
+    let daiCalls = 0;
+    node.http.postJson = async (body, context, options) => {
+      const call = body as { method?: string; params?: [{ address: string[] }] };
+      if (call.method === 'eth_getLogs' && call.params![0].address.includes(DAI) && daiCalls++ === 0) {
+        daiAsked();
+        await held;
+      }
+      return post(body, context, options);
+    };
+    const source = sourceOf(node, { startRange: 10 });
+    const usdc1 = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 199, pageSize: 1000 });
+    const dai = readAll(source, { contract: DAI, fromBlock: 100, toBlock: 199 });
+    await daiOut;
+    const usdc2 = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 199, pageSize: 1000, pageKey: usdc1.nextPageKey });
+    // DAI's call is out over [190, 199], expected at 189 next: USDC's call there names USDC alone
+    expect(addressesAsked(node).at(-1)).toEqual([USDC]);
+    release();
+    const usdc = [...usdc1.transfers, ...usdc2.transfers];
+    for (let pageKey = usdc2.nextPageKey; pageKey !== undefined; ) {
+      const page = await source.fetchPage({ contract: USDC, fromBlock: 100, toBlock: 199, pageSize: 1000, pageKey });
+      usdc.push(...page.transfers);
+      pageKey = page.nextPageKey;
+    }
+    expect(usdc).toEqual(expectedRows(chain, USDC));
+    expect((await dai).rows).toEqual(expectedRows(chain, DAI));
+    // once DAI's logs per block are told, calls name both again
+    expect(addressesAsked(node).some((a) => a.length === 2)).toBe(true);
+  });
+
   it('names at most 50 contracts in a call', async () => {
     const many = Array.from({ length: 60 }, (_, i) => `0x${(0x1000 + i).toString(16).padStart(40, '0')}`);
     const chain = buildChain(100, 139, (n) => many.filter((_, i) => (n + i) % 7 === 0).map((address) => ({ address })));
@@ -407,6 +445,21 @@ describe('createNodeSource: refusals', () => {
       [136, 165],
       [106, 135],
       [100, 105],
+    ]);
+    expect(node.counters.logsRefused).toBe(1);
+  });
+
+  it('does not stretch a call to leave no sliver of the query when the logs per block lately would put it over the target', async () => {
+    const chain = buildChain(100, 192, busy);
+    const node = fakeNode(chain, { maxResults: 40 });
+    const source = sourceOf(node, { startRange: 100 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 100, toBlock: 192 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    // 2 logs a block, 40 at most an answer: the target is 28 logs, 14 blocks a call. The 3 blocks left below 103 are
+    // under a quarter of the range, but [100, 116] would hold 34 logs, over 1.15 times the target: a call of their own
+    expect(node.logsAsked().slice(-2)).toEqual([
+      [103, 116],
+      [100, 102],
     ]);
     expect(node.counters.logsRefused).toBe(1);
   });

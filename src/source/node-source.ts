@@ -11,7 +11,7 @@ import { BadResponseError, describeContext, PageKeyRejectedError } from './error
 import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
 import { createFirstAnswerGate } from './first-answer.ts';
-import { afterAnswer, afterRefusal, type LogsRangeState, longestSpan } from './logs-range.ts';
+import { afterAnswer, afterRefusal, type LogsRangeState, mayStretch } from './logs-range.ts';
 import { createRangeBook, type BlockLimit } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
@@ -269,8 +269,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    * The first block of a call at `top`: where the shortest recent span holding `top` started (when no longer than
    * the range allows, and no shorter than `MET_SPAN_SHARE` of it), else as far down as the range allows; never
    * below a member's query (each chunk's bottom is where others' chunks start), and not leaving a sliver of less
-   * than a quarter of the range above it for a call of its own, where the span stays within what a call may ask
-   * (`longestSpan`: a stated block limit, a block ceiling).
+   * than a quarter of the range above it for a call of its own, where the span stays within what a call may ask (a
+   * stated block limit, a block ceiling) and the logs it may hold (`mayStretch`).
    */
   function spanStart(members: readonly Member[], top: number, range: LogsRangeState): number {
     const lowest = Math.max(...members.map((m) => m.fromBlock));
@@ -280,7 +280,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     // …or a short span that ends where a query waits for this one (`catchUp`): from there on, one call names both
     const follow = met !== undefined && top - met + 1 <= range.range && (top - met + 1 >= range.range * MET_SPAN_SHARE || groups.awaited(met - 1));
     const from = follow ? met : top - range.range + 1;
-    return from - lowest < range.range / 4 && top - lowest + 1 <= longestSpan(range) ? lowest : from;
+    return from - lowest < range.range / 4 && mayStretch(range, top - lowest + 1) ? lowest : from;
   }
 
   /**
@@ -317,7 +317,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    * soon as the node answers, and whether over the whole range (the first-answer gate's).
    */
   async function call(me: Member, top: number, answered?: (full: boolean) => void): Promise<Slice> {
-    let members = alone.has(top) ? [me] : groups.members(me, top);
+    // a contract no answer has told the logs per block of yet (its first call is still out) is not named: the call
+    // could not be sized for it, and it asks on its own once it comes down here
+    let members = alone.has(top) || !ranges.told(me.contract) ? [me] : groups.members(me, top).filter((m) => m === me || ranges.told(m.contract));
     const contractsOf = () => members.map((m) => m.contract);
     let range = ranges.of(contractsOf(), top);
     let from = spanStart(members, top, range);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { afterAnswer, afterRefusal } from './logs-range.ts';
 import { parseLogsRefusal } from './provider-errors.ts';
-import { createRangeBook } from './range-book.ts';
+import { createRangeBook, setLogsPerBlock } from './range-book.ts';
 
 const A = '0xa';
 const B = '0xb';
@@ -30,6 +30,32 @@ describe('createRangeBook', () => {
     expect(book.of([A, B], 0).range).toBe(3500);
     book.answered([B], 500, new Map([[B, 2500]]));
     expect(book.of([A, B], 0).range).toBe(1000);
+  });
+
+  it('sizes a set with a contract no answer has told of yet as if it were as busy as the busiest told, never above the range it had', () => {
+    const book = createRangeBook({ learned: 2000 });
+    book.set([A], 10_000, afterAnswer(book.of([A], 10_000), { fromBlock: 8001, toBlock: 10_000 }, 20_000));
+    book.answered([A], 2000, new Map([[A, 20_000]]));
+    expect([book.told(A), book.told(B)]).toEqual([true, false]);
+    // A: 10 logs a block, its range 700 blocks. B's first call is still out: counted at 10 too, 7,000 logs in 350 blocks
+    expect(book.of([A], 7999).range).toBe(700);
+    expect(book.of([A, B], 7999).range).toBe(350);
+    // a quiet A tells little of B: the set gets no more than the range it would have had without it
+    const quiet = createRangeBook({ learned: 2000 });
+    quiet.set([A], 10_000, afterAnswer(quiet.of([A], 10_000), { fromBlock: 8001, toBlock: 10_000 }, 200));
+    quiet.answered([A], 2000, new Map([[A, 200]]));
+    expect(quiet.of([A, B], 7999).range).toBe(2000);
+    expect(quiet.of([A, C], 7999).seededDensity).toBe(0.2);
+    // nor more than a set met before had: [A, C] refused down to 500 blocks far above, C never answered since
+    quiet.set([A, C], 50_000, { ...quiet.of([A, C], 50_000), range: 500 });
+    expect(quiet.of([A, C], 7999).range).toBe(500);
+  });
+
+  it('counts a contract no answer has told of as busy as the busiest told, and says so', () => {
+    expect(setLogsPerBlock([2.5, 4, undefined])).toEqual({ perBlock: 10.5, guessed: true });
+    expect(setLogsPerBlock([2.5, 4])).toEqual({ perBlock: 6.5, guessed: false });
+    expect(setLogsPerBlock([undefined, undefined])).toBeUndefined();
+    expect(setLogsPerBlock([0, undefined])).toEqual({ perBlock: 0, guessed: true });
   });
 
   it('sizes a set again by its contracts’ logs per block when it is called far from where it was last', () => {
