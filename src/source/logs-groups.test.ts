@@ -50,6 +50,11 @@ describe('createLogsGroups', () => {
     groups.forget(b);
     groups.issued([b], 999, 500);
     expect(groups.members(a, 499)).toHaveLength(2);
+    // a contract the caller leaves out takes no place under the cap
+    const other = createLogsGroups<string>(2);
+    other.issued([a, b, d], 999, 500);
+    expect(other.members(a, 499)).toEqual([a, b]);
+    expect(other.members(a, 499, (contract) => contract !== b.contract)).toEqual([a, d]);
     expect(() => createLogsGroups(0)).toThrow(RangeError);
   });
 

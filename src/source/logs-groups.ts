@@ -27,8 +27,11 @@ export function memberKey(m: Member): string {
 export interface LogsGroups<S> {
   /** The share a call made for this query at `top`, taken once; else undefined. */
   take(member: Member, top: number): Promise<S> | undefined;
-  /** The contracts a call at `top` names: the asker first, then those expected there with no share waiting. */
-  members(asker: Member, top: number): Member[];
+  /**
+   * The contracts a call at `top` names: the asker first, then those expected there with no share waiting, of the
+   * contracts `named` lets in (all by default), up to the most a call may name.
+   */
+  members(asker: Member, top: number, named?: (contract: string) => boolean): Member[];
   /**
    * Where a call at `top` starts to meet the spans of earlier calls: the first block of the (shortest) recent span
    * that holds `top`, so the next call starts where theirs did; undefined when none does.
@@ -95,13 +98,13 @@ export function createLogsGroups<S>(maxContracts: number): LogsGroups<S> {
       waiting.delete(key);
       return share.top === top ? share.share : undefined;
     },
-    members(asker, top) {
+    members(asker, top, named = () => true) {
       const out: Member[] = [asker];
       const names = new Set([asker.contract]);
       for (const [key, e] of expected) {
         if (out.length >= maxContracts) break;
         // one query per contract in a call: its logs are told apart by contract
-        if (e.top !== top || names.has(e.contract) || waiting.has(key)) continue;
+        if (e.top !== top || names.has(e.contract) || waiting.has(key) || !named(e.contract)) continue;
         names.add(e.contract);
         out.push({ contract: e.contract, fromBlock: e.fromBlock, toBlock: e.toBlock });
       }

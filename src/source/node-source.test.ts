@@ -464,6 +464,20 @@ describe('createNodeSource: refusals', () => {
     expect(node.counters.logsRefused).toBe(1);
   });
 
+  it('cuts a chunk’s last call at the query’s first block when the logs lately leave it no stretch', async () => {
+    // 1 log a block, 3 in blocks 320–359: the last answers' busiest density stays 3 while the range grows back
+    const banded = (n: number) => Array.from({ length: n >= 320 && n < 360 ? 3 : 1 }, () => ({ address: USDC }));
+    const chain = buildChain(287, 399, banded);
+    const node = fakeNode(chain, { maxResults: 40 });
+    const source = sourceOf(node, { startRange: 100 });
+    const { rows } = await readAll(source, { contract: USDC, fromBlock: 287, toBlock: 399 });
+    expect(rows).toEqual(expectedRows(chain, USDC));
+    // 13 blocks are left below 300: the range (14) reaches past 287, and 3 logs a block lately bar a stretch; the call
+    // still stops at 287
+    expect(node.logsAsked().at(-1)).toEqual([287, 299]);
+    expect(node.logsAsked().every(([from]) => from >= 287)).toBe(true);
+  });
+
   it('sends one query at a time until the node answers once, so a refusal teaches the queries read at once', async () => {
     const chain = buildChain(100, 239, busy);
     const node = fakeNode(chain, { answer: refusingOver(30, -32600, 'block range is too wide') });

@@ -280,7 +280,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     // …or a short span that ends where a query waits for this one (`catchUp`): from there on, one call names both
     const follow = met !== undefined && top - met + 1 <= range.range && (top - met + 1 >= range.range * MET_SPAN_SHARE || groups.awaited(met - 1));
     const from = follow ? met : top - range.range + 1;
-    return from - lowest < range.range / 4 && mayStretch(range, top - lowest + 1) ? lowest : from;
+    // a range reaching past the members' bottom is cut there; one that leaves a sliver there is stretched to it if it may
+    return from <= lowest || (from - lowest < range.range / 4 && mayStretch(range, top - lowest + 1)) ? lowest : from;
   }
 
   /**
@@ -319,7 +320,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   async function call(me: Member, top: number, answered?: (full: boolean) => void): Promise<Slice> {
     // a contract no answer has told the logs per block of yet (its first call is still out) is not named: the call
     // could not be sized for it, and it asks on its own once it comes down here
-    let members = alone.has(top) || !ranges.told(me.contract) ? [me] : groups.members(me, top).filter((m) => m === me || ranges.told(m.contract));
+    let members = alone.has(top) || !ranges.told(me.contract) ? [me] : groups.members(me, top, ranges.told);
     const contractsOf = () => members.map((m) => m.contract);
     let range = ranges.of(contractsOf(), top);
     let from = spanStart(members, top, range);

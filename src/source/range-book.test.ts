@@ -40,13 +40,14 @@ describe('createRangeBook', () => {
     // A: 10 logs a block, its range 700 blocks. B's first call is still out: counted at 10 too, 7,000 logs in 350 blocks
     expect(book.of([A], 7999).range).toBe(700);
     expect(book.of([A, B], 7999).range).toBe(350);
-    // a quiet A tells little of B: the set gets no more than the range it would have had without it
+    // a quiet A: the guessed set is sized at 0.2 logs a block, within the longest span that answered
     const quiet = createRangeBook({ learned: 2000 });
     quiet.set([A], 10_000, afterAnswer(quiet.of([A], 10_000), { fromBlock: 8001, toBlock: 10_000 }, 200));
     quiet.answered([A], 2000, new Map([[A, 200]]));
     expect(quiet.of([A, B], 7999).range).toBe(2000);
     expect(quiet.of([A, C], 7999).seededDensity).toBe(0.2);
-    // nor more than a set met before had: [A, C] refused down to 500 blocks far above, C never answered since
+    // a guess gives a set no more than the range it would have had without it: [A, C] refused down to 500 blocks far
+    // above, C never answered since
     quiet.set([A, C], 50_000, { ...quiet.of([A, C], 50_000), range: 500 });
     expect(quiet.of([A, C], 7999).range).toBe(500);
   });

@@ -175,8 +175,8 @@ export function createRangeBook(
 /**
  * The logs per block of a set of contracts, from each one's lately (undefined where no answer has told it yet: its
  * first call is still out, say): their sum, each one not told counted as busy as the busiest told (`guessed`).
- * Undefined when none is told. Before, any contract not told left the set sized by the last call's range alone: 1,000–1,280
- * blocks for three contracts at 9–11 logs a block, refused over QuickNode's 10,000 (bench/NOTES.md, "A
+ * Undefined when none is told. Before, any contract not told left the set sized by the last call's range alone: 1,012–1,274
+ * blocks for three contracts at 9.3–9.7 logs a block, refused over QuickNode's 10,000 (bench/NOTES.md, "A
  * twenty-eighth day"). The node source now names no such contract in a call; the guess sizes what is only looked at
  * (how far behind a query may be that a call waits for).
  *
