@@ -55,15 +55,14 @@ describe('splitPhases', () => {
     ]);
   });
 
-  it('shows a first load’s build of its lookup indexes as a phase of its own, after the last headers', () => {
+  it('shows a first load’s build of its lookup indexes and its reconciliation, which go on side by side, as one phase after the last headers', () => {
     const early: Sample[] = samples.map((x) => (x.at === 2500 ? { ...x, headerCalls: 100 } : x.at === 3500 ? { ...x, headerCalls: 200 } : x));
     const marks = { spawnedAt: 1000, runStartedAt: 2000, reconcileStartedAt: 5000, runFinishedAt: 5500, exitedAt: 6000, transferRequests: 10, headerCalls: 300 };
     expect(splitPhases({ ...marks, indexBuildStartedAt: 4200 }, early).map((p) => [p.name, p.seconds])).toEqual([
       ['start-up', 1],
       ['read pages and fetch headers', 1.5],
       ['fetch the last headers', 0.7],
-      ['build the lookup indexes', 0.8],
-      ['reconcile', 0.5],
+      ['build the lookup indexes and reconcile', 1.3],
       ['exit', 0.5],
     ]);
     // headers fetched after the pages, the builds begun once the last of them came
@@ -74,11 +73,10 @@ describe('splitPhases', () => {
       ['read pages', 1.5],
       ['find missing headers', 1],
       ['fetch headers', 0.3],
-      ['build the lookup indexes', 0.2],
-      ['reconcile', 0.5],
+      ['build the lookup indexes and reconcile', 0.7],
       ['exit', 0.5],
     ]);
-    expect(builds[4]!.postgresCpuSeconds).toBeCloseTo(4 / 15);
+    expect(builds[4]!.postgresCpuSeconds).toBeCloseTo(14 / 15);
   });
 
   it('ends the page and header phases at the builds’ start when the samples showed the last page and headers after it', () => {
@@ -89,8 +87,7 @@ describe('splitPhases', () => {
       ['read pages', 1.2],
       ['find missing headers', 0],
       ['fetch headers', 0],
-      ['build the lookup indexes', 1.8],
-      ['reconcile', 0.5],
+      ['build the lookup indexes and reconcile', 2.3],
       ['exit', 0.5],
     ]);
   });

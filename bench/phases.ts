@@ -36,8 +36,8 @@ const CPU_KEYS: readonly CpuKey[] = ['exporterCpuSeconds', 'serverCpuSeconds', '
  * fetching headers (→ the builds, or the reconciliation transaction, start), reconciling (→ the run row is closed),
  * and exit. When the first header call comes before the last page, headers were fetched alongside the pages:
  * the phases are then reading pages and fetching headers, and fetching the last headers. A first load that built
- * its lookup indexes after its rows (`indexBuildStartedAt`) has that as a phase of its own, between the headers and
- * the reconciliation (any wait for the indexes' lock, and what comes before the reconciliation, counted in it). A mark
+ * its lookup indexes after its rows (`indexBuildStartedAt`) closes its ranges meanwhile: the builds and the
+ * reconciliation are one phase, from the builds' start (any wait for the indexes' lock counted in it). A mark
  * that is missing merges its two phases; the page and header marks come from the samples, so they are as fine as the
  * sampling interval, and never later than the builds (which begin once every page and header is in). CPU per phase
  * is interpolated between samples; memory is the largest sample in the phase.
@@ -68,8 +68,8 @@ export function splitPhases(marks: PhaseMarks, samples: readonly Sample[]): Phas
           { name: 'find missing headers', at: notAfterBuilds(firstHeaderAt) },
           { name: 'fetch headers', at: headersEnd },
         ]),
-    ...(built === undefined ? [] : [{ name: 'build the lookup indexes', at: marks.reconcileStartedAt }]),
-    { name: 'reconcile', at: marks.runFinishedAt },
+    // a first load closes its ranges while it builds the indexes: one phase
+    { name: built === undefined ? 'reconcile' : 'build the lookup indexes and reconcile', at: marks.runFinishedAt },
     { name: 'exit', at: marks.exitedAt },
   ];
   const phases: Phase[] = [];

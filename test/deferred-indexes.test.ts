@@ -183,6 +183,40 @@ describe('a first load builds its lookup indexes after its rows', () => {
     });
   });
 
+  it('closes its ranges while its lookup indexes wait to be built, then builds them once their lock is let go', async () => {
+    await inFreshWarehouse('deferred_beside', async ({ target, before }) => {
+      const { db } = target.warehouse;
+      const holder = new pg.Client({ connectionString: target.url });
+      await holder.connect();
+      try {
+        const running = runExport(target.url, devnet.base, wholeJob('beside', SLOW));
+        // once the load has dropped them (its first step has let go of their lock), this session takes the lock their builds need
+        await waitFor(async () => (await unbuilt(target.warehouse)).length > 0, { what: 'the first load to drop its lookup indexes' });
+        await holder.query('BEGIN');
+        await holder.query(`SELECT pg_advisory_xact_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.indexes()]);
+        // every range closes, its rows counted, while the builds wait
+        const covered = await waitFor(
+          async () => {
+            const rows = await db.selectFrom('export_coverage').select(['contract_address', 'row_count']).execute();
+            return rows.length === contracts().length && rows;
+          },
+          { what: 'the ranges to close while the builds wait', timeoutMs: 30_000 },
+        );
+        expect(covered.map((c) => c.contract_address).sort()).toEqual(contracts());
+        expect(covered.reduce((sum, c) => sum + Number(c.row_count), 0)).toBe(dataset.transfers.length);
+        expect(await unbuilt(target.warehouse)).toEqual([...DEFERRABLE_INDEXES]);
+        await holder.query('COMMIT');
+        const summary = await running;
+        expect(summary.ranges.reduce((sum, r) => sum + r.rows, 0)).toBe(dataset.transfers.length);
+        expect(await unbuilt(target.warehouse)).toEqual([]);
+        expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+        expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      } finally {
+        await holder.end().catch(() => undefined);
+      }
+    });
+  });
+
   it('builds them before it ends when stopped by SIGTERM mid-load, saying so', async () => {
     await inFreshWarehouse('deferred_stopped', async ({ target, before, jobFile }) => {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };

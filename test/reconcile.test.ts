@@ -1,10 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
 import { createRange, type RangeState } from '../src/warehouse/ranges.ts';
 import pg from 'pg';
 import { ATTEMPT_QUERY, committedAttempt, commitTrace, tracedTransaction, type CommitAttempt } from '../src/warehouse/commit-trace.ts';
-import { reconcileRanges } from '../src/warehouse/reconcile.ts';
-import { startRun } from '../src/warehouse/runs.ts';
-import { migratedWarehouse } from './helpers/exporter.ts';
+import { pino } from 'pino';
+import { LookupIndexesPending, reconcileRanges } from '../src/warehouse/reconcile.ts';
+import { emptyTotals, startRun } from '../src/warehouse/runs.ts';
+import { closeRanges } from '../src/pipeline/chunk-runner.ts';
+import { systemClock } from '../src/common/clock.ts';
+import { job, migratedWarehouse } from './helpers/exporter.ts';
 
 const CONTRACTS = ['0x1111111111111111111111111111111111111111', '0x2222222222222222222222222222222222222222', '0x3333333333333333333333333333333333333333'];
 
@@ -142,5 +146,110 @@ describe('closing finished ranges', () => {
     expect([...closed.values()]).toEqual([{ rows: 50, removed: 0 }]);
     expect(await committedAttempt(db, trace)).toMatch(/^\d+$/);
     expect(await reconcileRanges(db, ranges, runId, false, trace)).toEqual(closed);
+  });
+
+  describe('while a first load builds its lookup indexes', () => {
+    const CONTRACT = '0x4444444444444444444444444444444444444444';
+    /** A range of CONTRACT over blocks `from`–`from + 19`, one transfer a block, whose pages found the first `missing` of them gone. */
+    const rangeWithMissing = async (name: string, from: number, missing: number) => {
+      const db = target.warehouse.db;
+      const rows = rowsOf(1)
+        .filter((r) => r.contract_address === CONTRACTS[0] && Number(r.block_number) >= from && Number(r.block_number) < from + 20)
+        .map((r) => ({ ...r, contract_address: CONTRACT, transaction_hash: `${r.transaction_hash.slice(0, -4)}4444` }));
+      await db.insertInto('token_transfers').values(rows).execute();
+      const runId = await startRun(db, { chainId: 1, job: name, command: 'run', contracts: [CONTRACT] });
+      const range = await createRange(db, {
+        chainId: 1,
+        job: name,
+        contract: CONTRACT,
+        fromBlock: from,
+        toBlock: from + 19,
+        runId,
+        chunks: [{ fromBlock: from, toBlock: from + 19 }],
+      });
+      if (missing) {
+        const gone = rows
+          .slice(0, missing)
+          .map((r) => ({ range_id: range.id, chain_id: '1', transaction_hash: r.transaction_hash, log_index: r.log_index, block_number: r.block_number }));
+        await db.insertInto('export_missing').values(gone).execute();
+      }
+      return { runId, range };
+    };
+    const status = async (id: string) => (await target.warehouse.db.selectFrom('export_ranges').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+    const stored = async (from: number) =>
+      (
+        await sql<{ n: number }>`SELECT count(*)::int AS n FROM token_transfers WHERE contract_address = ${CONTRACT} AND block_number BETWEEN ${from} AND ${from + 19}`.execute(
+          target.warehouse.db,
+        )
+      ).rows[0]!.n;
+
+    it('a close that would move rows or mark headers rolls back and says it needs the indexes; one that needs neither closes', async () => {
+      const db = target.warehouse.db;
+      const moving = await rangeWithMissing('pending-missing', 100, 3);
+      // a session building an index holds token_transfers in SHARE mode: the close says so before any write would wait for it
+      const builder = new pg.Client({ connectionString: target.url });
+      await builder.connect();
+      try {
+        await builder.query('BEGIN');
+        await builder.query('LOCK TABLE token_transfers IN SHARE MODE');
+        const closing = reconcileRanges(db, [moving.range], moving.runId, false, commitTrace(), true);
+        const waited = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000));
+        expect(await Promise.race([closing.catch((e: unknown) => e), waited])).toBeInstanceOf(LookupIndexesPending);
+        await builder.query('COMMIT');
+        await closing.catch(() => undefined);
+      } finally {
+        await builder.end();
+      }
+      // nothing of it stayed: the range is open, its rows and its missing keys are where they were
+      expect(await status(moving.range.id)).toBe('open');
+      expect(await stored(100)).toBe(20);
+      expect(await db.selectFrom('export_coverage').select('id').where('job', '=', 'pending-missing').execute()).toEqual([]);
+
+      // rows that may have moved (an update, a resumed range) mark headers
+      const marking = await rangeWithMissing('pending-marking', 140, 0);
+      await expect(reconcileRanges(db, [marking.range], marking.runId, true, commitTrace(), true)).rejects.toBeInstanceOf(LookupIndexesPending);
+      expect(await status(marking.range.id)).toBe('open');
+
+      // a first load's close: nothing missing, nothing moved
+      const first = await rangeWithMissing('pending-first', 180, 0);
+      expect([...(await reconcileRanges(db, [first.range], first.runId, false, commitTrace(), true)).values()]).toEqual([{ rows: 20, removed: 0 }]);
+      expect(await status(first.range.id)).toBe('complete');
+    });
+
+    it('closeRanges waits for the indexes before a close that needs them, then moves the missing rows', async () => {
+      const moving = await rangeWithMissing('pending-close', 220, 4);
+      let standing!: () => void;
+      let waited = false;
+      const indexes = new Promise<void>((resolve) => {
+        standing = resolve;
+      });
+      const totals = emptyTotals();
+      const closing = closeRanges(
+        { warehouse: target.warehouse, logger: pino({ level: 'silent' }), clock: systemClock },
+        {
+          job: job('pending-close', [{ address: CONTRACT, fromBlock: 220, toBlock: 239 }]),
+          runId: moving.runId,
+          ranges: [moving.range],
+          head: 1000,
+          ledger: { totals },
+          mayHaveUpdates: false,
+          lookupIndexes: () => {
+            waited = true;
+            return indexes;
+          },
+        },
+      );
+      await vi.waitFor(() => expect(waited).toBe(true));
+      // held till the indexes stand: the range is still open, its rows in place
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await status(moving.range.id)).toBe('open');
+      expect(await stored(220)).toBe(20);
+      standing();
+      const closed = await closing;
+      expect([...closed.values()]).toEqual([{ contract: CONTRACT, fromBlock: 220, toBlock: 239, rows: 16, removed: 4 }]);
+      expect(totals.rowsRemoved).toBe(4);
+      expect(await status(moving.range.id)).toBe('complete');
+      expect(await stored(220)).toBe(16);
+    });
   });
 });

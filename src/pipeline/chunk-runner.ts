@@ -12,7 +12,7 @@ import { openCopyLanes } from '../warehouse/copy-lanes.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import type { RangeState } from '../warehouse/ranges.ts';
 import { commitTrace } from '../warehouse/commit-trace.ts';
-import { contractsWithTransfers, forkedBlocks, reconcileRanges } from '../warehouse/reconcile.ts';
+import { contractsWithTransfers, forkedBlocks, LookupIndexesPending, reconcileRanges } from '../warehouse/reconcile.ts';
 import { mergeSpans } from '../common/spans.ts';
 import { interleave, runChunks } from './chunk-scheduler.ts';
 import { contractLag } from './contract-lag.ts';
@@ -152,19 +152,40 @@ function showProgress(deps: RunnerDeps, ranges: readonly RangeState[]): void {
   }
 }
 
+/** What closing ranges uses of a runner's dependencies. */
+type CloseDeps = Pick<RunnerDeps, 'warehouse' | 'logger' | 'clock' | 'metrics'>;
+
 /**
  * Closes finished ranges: reconciles them (rows their pages found gone are archived, their coverage
  * recorded; a range is closed once, whoever else tries), adds the removals to the ledger and the metrics,
  * and updates each contract's lag behind the head. Resolves to the ranges this call closed, by id.
  */
 export async function closeRanges(
-  deps: RunnerDeps,
-  scope: { job: Readonly<JobConfig>; runId: string; ranges: readonly RangeState[]; head: number; ledger: RunLedger; mayHaveUpdates: boolean },
+  deps: CloseDeps,
+  scope: {
+    job: Readonly<JobConfig>;
+    runId: string;
+    ranges: readonly RangeState[];
+    head: number;
+    ledger: Pick<RunLedger, 'totals'>;
+    mayHaveUpdates: boolean;
+    /**
+     * Given while a first load builds its lookup indexes: resolves once they stand. The ranges close beside the builds,
+     * or, where closing them needs the indexes (`LookupIndexesPending`), once they stand.
+     */
+    lookupIndexes?: () => Promise<void>;
+  },
 ): Promise<Map<string, RangeSummary>> {
   const { job, ranges } = scope;
   // one trace for the close's attempts: a retry after a lost COMMIT answer reads what the committed attempt closed
   const trace = commitTrace(deps.clock);
-  const reconciled = await retried(deps, job.name, 'closing ranges', () => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates, trace));
+  const reconcile = (indexesPending: boolean) =>
+    retried(deps, job.name, 'closing ranges', () => reconcileRanges(deps.warehouse.db, ranges, scope.runId, scope.mayHaveUpdates, trace, indexesPending));
+  const reconciled = await reconcile(scope.lookupIndexes !== undefined).catch(async (err: unknown) => {
+    if (!(err instanceof LookupIndexesPending) || !scope.lookupIndexes) throw err;
+    await scope.lookupIndexes();
+    return reconcile(false);
+  });
   const closed = new Map<string, RangeSummary>();
   for (const r of ranges) {
     const done = reconciled.get(r.id);
@@ -192,7 +213,7 @@ const FORK_CONTRACTS_NAMED = 20;
  * only one fork has transfers show nothing) to the end of the blocks closed. Nothing else can: the source cannot be
  * asked which fork each row came from without reading them again.
  */
-async function warnOfForks(deps: RunnerDeps, job: Readonly<JobConfig>, ranges: readonly RangeState[]): Promise<void> {
+async function warnOfForks(deps: CloseDeps, job: Readonly<JobConfig>, ranges: readonly RangeState[]): Promise<void> {
   const chain = jobSeries(job).chain;
   for (const span of mergeSpans(ranges)) {
     const forked = await retried(deps, job.name, 'looking for blocks of two forks', () => forkedBlocks(deps.warehouse.db, chain, span));
@@ -219,7 +240,7 @@ async function warnOfForks(deps: RunnerDeps, job: Readonly<JobConfig>, ranges: r
 }
 
 /** Sets each contract's lag metric (`contractLag`) from the last block its coverage on the job's chain reaches. */
-export async function reportLag(deps: RunnerDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
+export async function reportLag(deps: CloseDeps, job: Readonly<JobConfig>, contracts: readonly string[], head: number): Promise<void> {
   if (!deps.metrics || !contracts.length) return;
   const series = jobSeries(job);
   const covered = await retried(deps, job.name, 'reading coverage', () => lastCoveredBlocks(deps.warehouse.db, series.chain, job.name, contracts));

@@ -139,8 +139,8 @@ export async function runJob(deps: RunDeps, job: Readonly<JobConfig>, command: '
 }
 
 /**
- * Reads a set of ranges with the chunk runner, then closes them together. Losing the job's lock stops
- * every chunk after its current page.
+ * Reads a set of ranges with the chunk runner, then closes them together, beside the builds of the lookup indexes a
+ * first load deferred. Losing the job's lock stops every chunk after its current page.
  */
 async function processRanges(
   deps: RunDeps,
@@ -167,21 +167,32 @@ async function processRanges(
     stopped: (reason) => reason,
   });
   // built whether or not the chunks were all read: a run that stops or fails leaves none unbuilt that it can build
-  await reading.then(
-    () => buildLookupIndexes(deps, job, scope.runId, indexes),
-    async (err: unknown) => {
-      await buildLookupIndexes(deps, job, scope.runId, indexes, deps.stop?.aborted ? 'stopped' : 'failed').catch((e: unknown) =>
-        deps.logger.error({ msg: unbuiltAdvice(e), job: job.name, run: scope.runId }),
-      );
-      throw err;
-    },
-  );
-  deps.stop?.throwIfAborted();
-  await lock.ensure();
-  // ranges resumed from an earlier run may hold rows that run updated
-  const closed = await (deps.budget ?? NO_BUDGET).time('commit', () =>
-    closeRanges(deps, { job, runId: scope.runId, ranges, head: scope.head, ledger, mayHaveUpdates: scope.resumed || ledger.totals.rowsUpdated > 0 }),
-  );
+  await reading.catch(async (err: unknown) => {
+    await buildLookupIndexes(deps, job, scope.runId, indexes, deps.stop?.aborted ? 'stopped' : 'failed').catch((e: unknown) =>
+      deps.logger.error({ msg: unbuiltAdvice(e), job: job.name, run: scope.runId }),
+    );
+    throw err;
+  });
+  // the chunks are read: the ranges close while the indexes are built, each taking a core the other leaves idle (a
+  // close that needs the indexes waits for them)
+  const building = buildLookupIndexes(deps, job, scope.runId, indexes);
+  const built = () =>
+    building.catch((e: unknown) => {
+      throw new FatalError('the lookup indexes were not built, so the ranges stay open: the next run builds them, then closes the ranges', { cause: e });
+    });
+  const closing = (async () => {
+    deps.stop?.throwIfAborted();
+    await lock.ensure();
+    // ranges resumed from an earlier run may hold rows that run updated
+    const mayHaveUpdates = scope.resumed || ledger.totals.rowsUpdated > 0;
+    const close = { job, runId: scope.runId, ranges, head: scope.head, ledger, mayHaveUpdates, ...(indexes.deferred.length && { lookupIndexes: built }) };
+    return (deps.budget ?? NO_BUDGET).time('commit', () => closeRanges(deps, close));
+  })();
+  const [builds, close] = await Promise.allSettled([building, closing]);
+  // a failed build first: a close that needed the indexes failed for it
+  if (builds.status === 'rejected') throw builds.reason;
+  if (close.status === 'rejected') throw close.reason;
+  const closed = close.value;
   return ranges.map((r) => closed.get(r.id) ?? { contract: r.contract, fromBlock: r.fromBlock, toBlock: r.toBlock, rows: 0, removed: 0 });
 }
 

@@ -3,6 +3,17 @@ import type { Database } from './schema.ts';
 import type { RangeState } from './ranges.ts';
 import { mergeSpans, type Span } from '../common/spans.ts';
 import { committedAttempt, commitTrace, tracedTransaction, type CommitTrace } from './commit-trace.ts';
+import { EtlError } from '../common/errors.ts';
+
+/**
+ * What `reconcileRanges` throws, its transaction rolled back, when told that token_transfers' lookup indexes are still
+ * being built and it comes to a statement that needs them: the close is tried again once they stand.
+ */
+export class LookupIndexesPending extends EtlError {
+  constructor() {
+    super("closing these ranges moves rows or marks headers, which needs token_transfers' lookup indexes: close them once the indexes are built");
+  }
+}
 
 export interface ReconcileResult {
   removed: number;
@@ -30,6 +41,13 @@ export async function reconcileRanges(
    * task of the run too) is not this call's.
    */
   trace: CommitTrace = commitTrace(),
+  /**
+   * The lookup indexes are being built meanwhile (a first load builds them while its ranges close): the close throws
+   * `LookupIndexesPending` before its first write to token_transfers (rows that went missing move out) and before it
+   * marks headers through `token_transfers_block_hash`. The builds' SHARE lock lets the counts read beside them, but a
+   * write would wait for the builds (or they for it), and without the index each header marked would scan the table.
+   */
+  indexesPending = false,
 ): Promise<Map<string, ReconcileResult>> {
   const earlier = await committedAttempt(db, trace);
   if (earlier !== undefined) return closedBy(db, ranges, earlier);
@@ -48,6 +66,7 @@ export async function reconcileRanges(
       claimedSpans.push(range);
       // a first load's range found nothing missing: no statement to plan (with the joins below it costs tens of ms)
       const missing = await trx.selectFrom('export_missing').select(sql<number>`1`.as('one')).where('range_id', '=', range.id).limit(1).executeTakeFirst();
+      if (missing && indexesPending) throw new LookupIndexesPending();
       const removed = missing ? await removeMissing(trx, range, runId) : 0;
       const count = await sql<{ rows: number }>`
         SELECT count(*)::int AS rows FROM token_transfers
@@ -66,7 +85,9 @@ export async function reconcileRanges(
     const removedAny = [...results.values()].some((r) => r.removed > 0);
     for (const chainId of new Set(claimedSpans.map((s) => s.chainId))) {
       for (const span of mergeSpans(claimedSpans.filter((s) => s.chainId === chainId))) {
-        if (rowsMoved || removedAny || (await hasOrphanedHeader(trx, chainId, span))) await markCanonical(trx, chainId, span);
+        if (!(rowsMoved || removedAny || (await hasOrphanedHeader(trx, chainId, span)))) continue;
+        if (indexesPending) throw new LookupIndexesPending();
+        await markCanonical(trx, chainId, span);
       }
     }
     return results;
