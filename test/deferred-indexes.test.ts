@@ -13,6 +13,8 @@ import { autovacuumSetting, DEFERRABLE_INDEXES, lookupIndex, prepareIndexes, reb
 import { systemClock } from '../src/common/clock.ts';
 import { buildLookupIndexes, prepareLookupIndexes, WAITING } from '../src/pipeline/lookup-indexes.ts';
 import { LOCK_ID_OF_PARAM_1, lockKeys } from '../src/warehouse/lock-keys.ts';
+import { createRange } from '../src/warehouse/ranges.ts';
+import { startRun } from '../src/warehouse/runs.ts';
 import { sleep, waitFor } from './helpers/chaos.ts';
 import { BIN, collect, REPO_DIR, runCli } from './helpers/cli.ts';
 import { startDevnet, type RunningDevnet } from './helpers/devnet.ts';
@@ -38,6 +40,23 @@ const rebuilt = (before: Map<string, { oid: string }>, after: Map<string, { oid:
 /** Builds lookup indexes as their migration did, the way code older than the pause built them (it forgets the records, not the pause). */
 const buildByHand = async (w: Warehouse, names: readonly string[]) => {
   for (const name of names) await sql.raw(lookupIndex(name).build).execute(w.db);
+};
+/**
+ * Whether a session of `w`'s database waits for the lookup indexes' lock (pg_locks shows a bigint key as its two halves;
+ * other test files hold advisory locks of their own on the same server).
+ */
+const waitsForIndexesLock = async (w: Warehouse) =>
+  (
+    await sql<{ n: number }>`
+      WITH k AS (SELECT hashtextextended(${lockKeys.indexes()}::text, 0) AS key)
+      SELECT count(*)::int AS n FROM pg_locks, k
+      WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND classid::bigint = (key >> 32) & 4294967295 AND objid::bigint = key & 4294967295`.execute(w.db)
+  ).rows[0]!.n > 0;
+/** Takes the lookup indexes' lock in a transaction of `holder` (drops and builds wait until it commits). */
+const holdIndexesLock = async (holder: pg.Client) => {
+  await holder.query('BEGIN');
+  await holder.query(`SELECT pg_advisory_xact_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.indexes()]);
 };
 const tableExists = async (w: Warehouse, table: string) => (await sql<{ table: string | null }>`SELECT to_regclass(${table})::text AS table`.execute(w.db)).rows[0]?.table != null;
 const unbuilt = async (w: Warehouse) => (await w.db.selectFrom('deferred_indexes').select('name').orderBy('name').execute()).map((r) => r.name);
@@ -192,8 +211,7 @@ describe('a first load builds its lookup indexes after its rows', () => {
         const running = runExport(target.url, devnet.base, wholeJob('beside', SLOW));
         // once the load has dropped them (its first step has let go of their lock), this session takes the lock their builds need
         await waitFor(async () => (await unbuilt(target.warehouse)).length > 0, { what: 'the first load to drop its lookup indexes' });
-        await holder.query('BEGIN');
-        await holder.query(`SELECT pg_advisory_xact_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.indexes()]);
+        await holdIndexesLock(holder);
         // every range closes, its rows counted, while the builds wait
         const covered = await waitFor(
           async () => {
@@ -211,6 +229,90 @@ describe('a first load builds its lookup indexes after its rows', () => {
         expect(await unbuilt(target.warehouse)).toEqual([]);
         expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
         expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      } finally {
+        await holder.end().catch(() => undefined);
+      }
+    });
+  });
+
+  /** The run's row in export_runs and its ranges' states, with the coverage it recorded. */
+  const ledgerOf = async (w: Warehouse) => ({
+    runs: await w.db.selectFrom('export_runs').select(['id', 'status', 'error']).orderBy('id').execute(),
+    ranges: (await w.db.selectFrom('export_ranges').select('status').execute()).map((r) => r.status),
+    covered: (await w.db.selectFrom('export_coverage').select('id').execute()).length,
+  });
+
+  it('a run stopped by SIGTERM while it builds its lookup indexes ends stopped once they are built, its ranges closed beside them', async () => {
+    await inFreshWarehouse('deferred_stop_building', async ({ target, before, jobFile }) => {
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+      const holder = new pg.Client({ connectionString: target.url });
+      await holder.connect();
+      try {
+        const { child, result } = await runUnderway(target, await jobFile('stop-building', SLOW), env);
+        await holdIndexesLock(holder);
+        await waitFor(() => waitsForIndexesLock(target.warehouse), { what: 'the builds to wait for their lock' });
+        await waitFor(async () => (await ledgerOf(target.warehouse)).covered === contracts().length, { what: 'the ranges to close beside the builds' });
+        child.kill('SIGTERM');
+        await sleep(300);
+        await holder.query('COMMIT');
+        const stopped = await result;
+        expect(stopped.code, stopped.stderr).toBe(143);
+        const ledger = await ledgerOf(target.warehouse);
+        expect(ledger.runs).toHaveLength(1);
+        expect(ledger.runs[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('stopped by SIGTERM') });
+        expect(ledger.ranges).toEqual(contracts().map(() => 'complete'));
+        expect(await unbuilt(target.warehouse)).toEqual([]);
+        expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
+        expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+      } finally {
+        await holder.end().catch(() => undefined);
+      }
+    });
+  });
+
+  it('a resumed first load stopped while its close waits for the builds leaves its ranges open, and the next run closes them', async () => {
+    await inFreshWarehouse('deferred_stop_pending', async ({ target, before, jobFile }) => {
+      const { db } = target.warehouse;
+      const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
+      const file = await jobFile('pending', SLOW);
+      // a run of the job that planned its ranges and was killed before its first page: open ranges, an empty table; the
+      // next run resumes them, and closing resumed ranges marks headers, which needs the indexes
+      const runId = await startRun(db, { chainId: 1, job: 'pending', command: 'run', contracts: contracts() });
+      for (const contract of contracts()) {
+        await createRange(db, {
+          chainId: 1,
+          job: 'pending',
+          contract,
+          fromBlock: OPTIONS.startBlock,
+          toBlock: HEAD,
+          runId,
+          chunks: [{ fromBlock: OPTIONS.startBlock, toBlock: HEAD }],
+        });
+      }
+      const holder = new pg.Client({ connectionString: target.url });
+      await holder.connect();
+      try {
+        const { child, result } = await runUnderway(target, file, env);
+        await holdIndexesLock(holder);
+        await waitFor(() => waitsForIndexesLock(target.warehouse), { what: 'the builds to wait for their lock' });
+        // the close has found it needs the indexes and waits for them
+        await sleep(500);
+        child.kill('SIGTERM');
+        await sleep(300);
+        await holder.query('COMMIT');
+        const stopped = await result;
+        expect(stopped.code, stopped.stderr).toBe(143);
+        const ledger = await ledgerOf(target.warehouse);
+        expect(ledger.runs.map((r) => r.status)).toEqual(['failed', 'failed']);
+        expect(ledger.ranges).toEqual(contracts().map(() => 'open'));
+        expect(ledger.covered).toBe(0);
+        expect(await unbuilt(target.warehouse)).toEqual([]);
+
+        const next = await runCli(['run', file], { env });
+        expect(next.code, next.stderr).toBe(0);
+        expect(await warehouseTransfers(target.warehouse)).toEqual(datasetTransfers(dataset));
+        expect(await ledgerOf(target.warehouse)).toMatchObject({ ranges: contracts().map(() => 'complete'), covered: contracts().length });
+        expect(definitions(await indexesOf(target.warehouse))).toEqual(definitions(before));
       } finally {
         await holder.end().catch(() => undefined);
       }
@@ -324,22 +426,9 @@ describe('a first load builds its lookup indexes after its rows', () => {
 
   it("says so once it has waited a while for the lookup indexes' lock another session holds, then goes on when it is let go: a first load, its build and migrate", async () => {
     const target = await migratedWarehouse('deferred_waiting');
-    const { db } = target.warehouse;
     const holder = new pg.Client({ connectionString: target.url });
-    // a session of this database waiting for the lookup indexes' lock (pg_locks shows a bigint key as its two halves;
-    // other test files hold advisory locks of their own on the same server)
-    const waiting = async () =>
-      (
-        await sql<{ n: number }>`
-          WITH k AS (SELECT hashtextextended(${lockKeys.indexes()}::text, 0) AS key)
-          SELECT count(*)::int AS n FROM pg_locks, k
-          WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-            AND classid::bigint = (key >> 32) & 4294967295 AND objid::bigint = key & 4294967295`.execute(db)
-      ).rows[0]!.n > 0;
-    const hold = async () => {
-      await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock(${LOCK_ID_OF_PARAM_1})`, [lockKeys.indexes()]);
-    };
+    const waiting = () => waitsForIndexesLock(target.warehouse);
+    const hold = () => holdIndexesLock(holder);
     const log = captureLogger();
     const said = () => log.text().split(`"msg":"${WAITING}"`).length - 1;
     let migrating: ReturnType<typeof runCli> | undefined;

@@ -207,8 +207,11 @@ describe('closing finished ranges', () => {
 
       // rows that may have moved (an update, a resumed range) mark headers
       const marking = await rangeWithMissing('pending-marking', 140, 0);
-      await expect(reconcileRanges(db, [marking.range], marking.runId, true, commitTrace(), true)).rejects.toBeInstanceOf(LookupIndexesPending);
+      const markingTrace = commitTrace();
+      await expect(reconcileRanges(db, [marking.range], marking.runId, true, markingTrace, true)).rejects.toBeInstanceOf(LookupIndexesPending);
       expect(await status(marking.range.id)).toBe('open');
+      // said before it began a transaction: nothing claimed or counted to roll back
+      expect(markingTrace.attempts).toEqual([]);
 
       // a first load's close: nothing missing, nothing moved
       const first = await rangeWithMissing('pending-first', 180, 0);
@@ -239,7 +242,7 @@ describe('closing finished ranges', () => {
           },
         },
       );
-      await vi.waitFor(() => expect(waited).toBe(true));
+      await vi.waitFor(() => expect(waited).toBe(true), { timeout: 10_000 });
       // held till the indexes stand: the range is still open, its rows in place
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await status(moving.range.id)).toBe('open');

@@ -174,22 +174,27 @@ async function processRanges(
     throw err;
   });
   // the chunks are read: the ranges close while the indexes are built, each taking a core the other leaves idle (a
-  // close that needs the indexes waits for them)
+  // close that needs the indexes waits for them). A build that fails fails the run, whose ranges may be closed by then:
+  // the indexes stay recorded as unbuilt, for the next run or `migrate`.
   const building = buildLookupIndexes(deps, job, scope.runId, indexes);
-  const built = () =>
-    building.catch((e: unknown) => {
-      throw new FatalError('the lookup indexes were not built, so the ranges stay open: the next run builds them, then closes the ranges', { cause: e });
-    });
-  const closing = (async () => {
+  // before a close, and again before one that waited for the builds (minutes on a large table): not stopped, the job's lock held
+  const mayClose = async () => {
     deps.stop?.throwIfAborted();
     await lock.ensure();
+  };
+  const closing = (async () => {
+    await mayClose();
     // ranges resumed from an earlier run may hold rows that run updated
     const mayHaveUpdates = scope.resumed || ledger.totals.rowsUpdated > 0;
+    const built = async () => {
+      await building;
+      await mayClose();
+    };
     const close = { job, runId: scope.runId, ranges, head: scope.head, ledger, mayHaveUpdates, ...(indexes.deferred.length && { lookupIndexes: built }) };
     return (deps.budget ?? NO_BUDGET).time('commit', () => closeRanges(deps, close));
   })();
   const [builds, close] = await Promise.allSettled([building, closing]);
-  // a failed build first: a close that needed the indexes failed for it
+  // a failed build first: a close that waited for it failed with it
   if (builds.status === 'rejected') throw builds.reason;
   if (close.status === 'rejected') throw close.reason;
   const closed = close.value;

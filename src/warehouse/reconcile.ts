@@ -51,6 +51,8 @@ export async function reconcileRanges(
 ): Promise<Map<string, ReconcileResult>> {
   const earlier = await committedAttempt(db, trace);
   if (earlier !== undefined) return closedBy(db, ranges, earlier);
+  // rows that may have moved mark headers whatever the ranges hold: no transaction to roll back
+  if (indexesPending && rowsMoved) throw new LookupIndexesPending();
   return tracedTransaction(db, trace, async (trx) => {
     const results = new Map<string, ReconcileResult>();
     const claimedSpans: (Span & { chainId: number })[] = [];
