@@ -242,22 +242,32 @@ describe('a first load builds its lookup indexes after its rows', () => {
     covered: (await w.db.selectFrom('export_coverage').select('id').execute()).length,
   });
 
+  /**
+   * Stops a run under way by SIGTERM once its builds wait for the indexes' lock, which `holder` takes, and `ready` has
+   * resolved; lets the builds go, checks that the run ended stopped (143) and resolves to the ledger.
+   */
+  const stopWhileBuildsWait = async (target: Target, underway: Awaited<ReturnType<typeof runUnderway>>, holder: pg.Client, ready: () => Promise<unknown>) => {
+    await holdIndexesLock(holder);
+    await waitFor(() => waitsForIndexesLock(target.warehouse), { what: 'the builds to wait for their lock' });
+    await ready();
+    underway.child.kill('SIGTERM');
+    await sleep(300);
+    await holder.query('COMMIT');
+    const stopped = await underway.result;
+    expect(stopped.code, stopped.stderr).toBe(143);
+    return ledgerOf(target.warehouse);
+  };
+
   it('a run stopped by SIGTERM while it builds its lookup indexes ends stopped once they are built, its ranges closed beside them', async () => {
     await inFreshWarehouse('deferred_stop_building', async ({ target, before, jobFile }) => {
       const env = { DATABASE_URL: target.url, CHAIN_API_URL: devnet.base, LOG_LEVEL: 'info' };
       const holder = new pg.Client({ connectionString: target.url });
       await holder.connect();
       try {
-        const { child, result } = await runUnderway(target, await jobFile('stop-building', SLOW), env);
-        await holdIndexesLock(holder);
-        await waitFor(() => waitsForIndexesLock(target.warehouse), { what: 'the builds to wait for their lock' });
-        await waitFor(async () => (await ledgerOf(target.warehouse)).covered === contracts().length, { what: 'the ranges to close beside the builds' });
-        child.kill('SIGTERM');
-        await sleep(300);
-        await holder.query('COMMIT');
-        const stopped = await result;
-        expect(stopped.code, stopped.stderr).toBe(143);
-        const ledger = await ledgerOf(target.warehouse);
+        const underway = await runUnderway(target, await jobFile('stop-building', SLOW), env);
+        const ledger = await stopWhileBuildsWait(target, underway, holder, () =>
+          waitFor(async () => (await ledgerOf(target.warehouse)).covered === contracts().length, { what: 'the ranges to close beside the builds' }),
+        );
         expect(ledger.runs).toHaveLength(1);
         expect(ledger.runs[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('stopped by SIGTERM') });
         expect(ledger.ranges).toEqual(contracts().map(() => 'complete'));
@@ -292,17 +302,8 @@ describe('a first load builds its lookup indexes after its rows', () => {
       const holder = new pg.Client({ connectionString: target.url });
       await holder.connect();
       try {
-        const { child, result } = await runUnderway(target, file, env);
-        await holdIndexesLock(holder);
-        await waitFor(() => waitsForIndexesLock(target.warehouse), { what: 'the builds to wait for their lock' });
-        // the close has found it needs the indexes and waits for them
-        await sleep(500);
-        child.kill('SIGTERM');
-        await sleep(300);
-        await holder.query('COMMIT');
-        const stopped = await result;
-        expect(stopped.code, stopped.stderr).toBe(143);
-        const ledger = await ledgerOf(target.warehouse);
+        // by half a second on, the close has found it needs the indexes and waits for them
+        const ledger = await stopWhileBuildsWait(target, await runUnderway(target, file, env), holder, () => sleep(500));
         expect(ledger.runs.map((r) => r.status)).toEqual(['failed', 'failed']);
         expect(ledger.ranges).toEqual(contracts().map(() => 'open'));
         expect(ledger.covered).toBe(0);
