@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/common/clock.ts';
 import { createSourceCounters } from '../src/common/source-counters.ts';
@@ -215,6 +215,56 @@ describe('the node source equals the builder source: the synthetic chain, with i
     expect(refused / (calls.answered + refused), figures).toBeLessThanOrEqual(0.1);
     expect(node.learnedRange(), figures).toBeGreaterThan(20);
     expect(node.learnedRange(), figures).toBeLessThanOrEqual(40);
+  });
+
+  /** What a warehouse that read every block in full holds of a query's contract: the dataset's own rows. */
+  const storedRows = async (q: { contract: string; fromBlock: number; toBlock: number; bucketBlocks: number }) => {
+    const counts = new Int32Array(Math.ceil((q.toBlock - q.fromBlock + 1) / q.bucketBlocks));
+    for (const t of dataset.transfers) {
+      if (t.contractAddress === q.contract && t.blockNumber >= q.fromBlock && t.blockNumber <= q.toBlock) counts[Math.floor((t.blockNumber - q.fromBlock) / q.bucketBlocks)]! += 1;
+    }
+    return { covered: [{ fromBlock: q.fromBlock, toBlock: q.toBlock }], counts };
+  };
+
+  // Infura's refusals suggest a range; Arbitrum's state the cap alone (the range is halved)
+  for (const style of ['infura', 'arbitrum'] as const) {
+    it(`sized by the rows a warehouse holds of blocks read in full: the same rows, refused only before the cap is known (${style})`, async () => {
+      const limits = { logsLimits: { maxResults: 300, style } };
+      const stored = await serve(limits);
+      const { http, counters } = httpTo(stored);
+      const node = createNodeSource({ http, counters, headerBatchSize: 100, storedLogs: storedRows });
+      await expectSameAsBuilder(stored, dataset, node);
+      // the answers alone, over the same chain under the same cap
+      const answers = await serve(limits);
+      const alone = nodeOf(answers);
+      await expectSameAsBuilder(answers, dataset, alone);
+      const figures = JSON.stringify({ stored: (await stored.stats()).rpcOutcomes.eth_getLogs, alone: (await answers.stats()).rpcOutcomes.eth_getLogs });
+      expect(node.counters.logsRefused, figures).toBeLessThanOrEqual(1);
+      expect(alone.counters.logsRefused, figures).toBeGreaterThan(3);
+    });
+  }
+
+  it('sized by the rows stored, a run still asks a block limit kept from before again when due: 41 blocks answered, it is gone', async () => {
+    // the node's limit is 80 blocks now; the run before kept 41 as a limit it does not state, due to be asked again
+    const devnet = await serve({ logsLimits: { maxRange: 80, style: 'ankr' } });
+    const { http, counters } = httpTo(devnet);
+    const node = createNodeSource({ http, counters, headerBatchSize: 100, startRange: 30, blockLimit: { blocks: 41, answers: 100 }, answeredBefore: 30, storedLogs: storedRows });
+    await expectSameAsBuilder(devnet, dataset, node);
+    // gone, or the node's own 80 met again above it as the range grew
+    const limit = node.learnedBlockLimit();
+    expect(limit === 'gone' || (limit !== undefined && limit.blocks > 80), JSON.stringify(limit)).toBe(true);
+  });
+
+  it('a warehouse whose stored rows cannot be read: told once a query, the calls sized by the answers, the same rows', async () => {
+    const devnet = await serve({ logsLimits: { maxResults: 300, style: 'infura' } });
+    const { http, counters } = httpTo(devnet);
+    const warned: { msg: string; err: string }[] = [];
+    const logger = { debug: () => undefined, warn: (o: { msg: string; err: string }) => void warned.push(o) } as unknown as Pick<Logger, 'debug' | 'warn'>;
+    const node = createNodeSource({ http, counters, headerBatchSize: 100, logger, storedLogs: () => Promise.reject(new Error('Connection terminated unexpectedly')) });
+    await expectSameAsBuilder(devnet, dataset, node);
+    expect(warned).toHaveLength(rangesOf(dataset).length);
+    expect(warned[0]).toMatchObject({ msg: 'could not read the stored rows; sizing eth_getLogs calls by the answers alone', err: 'Connection terminated unexpectedly' });
+    expect(node.counters.logsRefused).toBeGreaterThan(0);
   });
 
   it('a node that leaves wide calls unanswered: asked again over fewer blocks after --rpc-timeout', async () => {

@@ -338,7 +338,7 @@ function isBlockLimit(state: LogsRangeState, span: number): boolean {
  *
  * @example longestSpan({ ...state, range: 1000, maxRange: 1100 }) // → 1100
  */
-function longestSpan(state: LogsRangeState): number {
+export function longestSpan(state: LogsRangeState): number {
   return Math.min(state.maxRange, belowCeiling(state.rangeCeiling), belowCeiling(state.ceiling));
 }
 

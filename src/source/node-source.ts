@@ -11,7 +11,7 @@ import { BadResponseError, describeContext, PageKeyRejectedError } from './error
 import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
 import { createFirstAnswerGate } from './first-answer.ts';
-import { afterAnswer, afterRefusal, type LogsRangeState, mayStretch } from './logs-range.ts';
+import { afterAnswer, afterRefusal, longestSpan, type LogsRangeState, mayStretch } from './logs-range.ts';
 import { createRangeBook, type BlockLimit } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
@@ -21,6 +21,8 @@ import { readTokenMetadata } from './token-metadata.ts';
 import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type ReadLog, type SkippedLog, type TransferLog } from './transfer-log.ts';
 import { createLogsGroups, type Member, memberKey } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
+import { bucketBlocksFor, type StoredLogs, storedSpan } from './stored-logs.ts';
+import type { Span } from '../common/spans.ts';
 
 /** A node source: a `Source`, and what the CLI asks of a node besides. */
 export type NodeSource = Source & {
@@ -61,6 +63,12 @@ export interface NodeSourceDeps {
    * blocks' times and blooms from them instead of asking the node, so a re-run fetches no header it has.
    */
   storedHeaders?: (blocks: readonly { hash: string; number: number }[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
+  /**
+   * What the warehouse holds of a query's contract over its blocks, read before its first call: the spans a job read
+   * in full, and the rows stored there per bucket of `bucketBlocks` blocks from `fromBlock` (undefined where none was
+   * read in full). A call over blocks each of its contracts' queries holds is sized by these rows (`storedSpan`).
+   */
+  storedLogs?: (query: { contract: string; fromBlock: number; toBlock: number; bucketBlocks: number }) => Promise<{ covered: readonly Span[]; counts: Int32Array } | undefined>;
   /** Where the run's time goes (`--time-budget`): logs read and checked count as `parse`, headers fetched as `headers`. */
   budget?: TimeBudget;
   /**
@@ -91,6 +99,8 @@ const CATCH_UP_MS = 2_000;
 const CATCH_UP_RANGES = 2;
 /** How long a query whose wait ran out calls without waiting. */
 const CATCH_UP_PAUSE_MS = 30_000;
+/** Queries whose stored rows are kept at once, at most (32 KB each): more run at once only with many contracts. */
+const STORED_QUERIES = 256;
 /** Single blocks remembered as refused for several contracts. */
 const ALONE_REMEMBERED = 1_024;
 
@@ -166,6 +176,70 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const alone = new Set<number>();
   /** Queries (`memberKey`) whose last wait for others ran out, and until when they do not wait again. */
   const impatient = new Map<string, number>();
+  /** What the warehouse holds of each query's blocks (`memberKey`), read at its first page, till it ends (`endQuery`). */
+  const stored = new Map<string, Promise<StoredLogs | undefined>>();
+  /** The same, once read: calls are sized from it without waiting. */
+  const storedRead = new Map<string, StoredLogs | undefined>();
+
+  /** Reads what the warehouse holds of a query's blocks, once per query; what cannot be read is told and done without. */
+  function readStored(me: Member): Promise<StoredLogs | undefined> | undefined {
+    const key = memberKey(me);
+    if (!deps.storedLogs || storedRead.has(key)) return undefined;
+    let read = stored.get(key);
+    if (read === undefined) {
+      const bucketBlocks = bucketBlocksFor(me.toBlock - me.fromBlock + 1);
+      read = deps
+        .storedLogs({ ...me, bucketBlocks })
+        .then((held) => held && { fromBlock: me.fromBlock, bucketBlocks, counts: held.counts, covered: held.covered })
+        .catch((err: unknown) => {
+          deps.logger?.warn({ msg: 'could not read the stored rows; sizing eth_getLogs calls by the answers alone', contract: me.contract, err: (err as Error).message });
+          return undefined;
+        })
+        .then((held) => {
+          // a query that ended meanwhile keeps nothing
+          if (stored.get(key) === read) storedRead.set(key, held);
+          return held;
+        });
+      stored.set(key, read);
+      if (stored.size > STORED_QUERIES) forgetStored(stored.keys().next().value!);
+    }
+    return read;
+  }
+
+  function forgetStored(key: string): void {
+    stored.delete(key);
+    storedRead.delete(key);
+  }
+
+  /**
+   * The blocks a call for `members` at `top` asks, sized by the rows the warehouse holds where each of their queries
+   * holds them over the blocks (`storedSpan`); undefined where it does not.
+   */
+  function storedBlocks(members: readonly Member[], top: number, range: LogsRangeState): number | undefined {
+    const held: StoredLogs[] = [];
+    for (const m of members) {
+      const s = storedRead.get(memberKey(m));
+      if (s === undefined) return undefined;
+      held.push(s);
+    }
+    // rows tell nothing of blocks: under a block limit the node does not state, or a span refused without a number (or
+    // unanswered), no further than the range or the longest span that answered
+    const bounds = ranges.peek(
+      members.map((m) => m.contract),
+      top,
+    );
+    // the call that asks the block limit again asks it as the range book sized it
+    if (range.range > longestSpan(bounds)) return undefined;
+    const blocksBound = bounds.rangeCeiling !== undefined || bounds.ceiling !== undefined;
+    const longest = blocksBound ? Math.min(longestSpan(bounds), Math.max(range.range, range.longestAnswered)) : longestSpan(range);
+    return storedSpan(held, top, { target: range.target, longest, range: range.range });
+  }
+
+  /** `range` with the blocks the stored rows give a call for `members` at `top` (`storedBlocks`), where they give them. */
+  function sizedByStored(members: readonly Member[], top: number, range: LogsRangeState): LogsRangeState {
+    const blocks = storedBlocks(members, top, range);
+    return blocks === undefined || blocks === range.range ? range : { ...range, range: blocks };
+  }
 
   /**
    * Of these blocks (hash → the number the logs give it), those whose facts are neither remembered nor in the
@@ -216,6 +290,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
     const me: Member = { contract, fromBlock: query.fromBlock, toBlock: query.toBlock };
+    await readStored(me);
     // before the provider has answered over a whole range once, one query at a time: what a refusal teaches, the next
     // query knows
     const turnEnded = await firstAnswer.turn();
@@ -329,6 +404,11 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       range = ranges.peek(contractsOf(), top);
       from = spanStart(members, top, range);
     }
+    const sized = sizedByStored(members, top, range);
+    if (sized !== range) {
+      range = sized;
+      from = spanStart(members, top, range);
+    }
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
       settle = { resolve, reject };
@@ -403,8 +483,13 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
           if (ranges.asked(contractsOf(), top, 1)) range = ranges.peek(contractsOf(), top);
           continue;
         }
-        // the span the controller chose, at the top of what is left: pages go newest first
-        from = top - (decision.span.toBlock - decision.span.fromBlock);
+        // rows stored that would have fit under the target now, where the node found too many: fewer rows than the
+        // node holds (deleted since they were read); its answers size these queries' calls from here on
+        if ((storedBlocks(members, top, range) ?? 0) >= top - from + 1) for (const m of members) storedRead.set(memberKey(m), undefined);
+        // the span the controller chose, at the top of what is left: pages go newest first; fewer blocks where the
+        // stored rows show that its logs would still be more than the target (a refusal cut it, or taught the cap)
+        const blocks = Math.min(decision.span.toBlock - decision.span.fromBlock + 1, storedBlocks(members, top, range) ?? Number.POSITIVE_INFINITY);
+        from = top - blocks + 1;
       }
     }
   }
@@ -488,7 +573,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       return withRetry(() => readPage(query, contract, top), { ...REORG_RETRY, clock });
     },
     endQuery(query) {
-      groups.forget({ contract: query.contract.toLowerCase(), fromBlock: query.fromBlock, toBlock: query.toBlock });
+      const me = { contract: query.contract.toLowerCase(), fromBlock: query.fromBlock, toBlock: query.toBlock };
+      groups.forget(me);
+      forgetStored(memberKey(me));
     },
     headersByHash: (hashes) => headers.serve(hashes),
     checks,
