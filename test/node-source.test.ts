@@ -13,6 +13,7 @@ import { createBuilderSource } from '../src/source/builder-source.ts';
 import { createHttpClient } from '../src/source/http-client.ts';
 import { createNodeSource, type NodeSource } from '../src/source/node-source.ts';
 import { createRpcClient } from '../src/source/rpc-client.ts';
+import type { StoredRowsReader } from '../src/source/stored-windows.ts';
 import type { Source } from '../src/source/source.ts';
 import { createTransfersClient } from '../src/source/transfers-client.ts';
 import { closedAfterEach, startDevnet, type RunningDevnet } from './helpers/devnet.ts';
@@ -217,13 +218,20 @@ describe('the node source equals the builder source: the synthetic chain, with i
     expect(node.learnedRange(), figures).toBeLessThanOrEqual(40);
   });
 
-  /** What a warehouse that read every block in full holds of a query's contract: the dataset's own rows. */
-  const storedRows = async (q: { contract: string; fromBlock: number; toBlock: number; bucketBlocks: number }) => {
-    const counts = new Int32Array(Math.ceil((q.toBlock - q.fromBlock + 1) / q.bucketBlocks));
-    for (const t of dataset.transfers) {
-      if (t.contractAddress === q.contract && t.blockNumber >= q.fromBlock && t.blockNumber <= q.toBlock) counts[Math.floor((t.blockNumber - q.fromBlock) / q.bucketBlocks)]! += 1;
-    }
-    return { covered: [{ fromBlock: q.fromBlock, toBlock: q.toBlock }], counts };
+  /** What a warehouse that read every block in full holds: the dataset's own rows. */
+  const storedRows: StoredRowsReader = {
+    async coverage(q) {
+      const rows = dataset.transfers.filter((t) => t.contractAddress === q.contract && t.blockNumber >= q.fromBlock && t.blockNumber <= q.toBlock).length;
+      return { covered: [{ fromBlock: q.fromBlock, toBlock: q.toBlock }], rows, blocks: q.toBlock - q.fromBlock + 1 };
+    },
+    async counts(q) {
+      const perBlock = new Map<number, number>();
+      for (const t of dataset.transfers) {
+        if (t.contractAddress === q.contract && t.blockNumber >= q.fromBlock && t.blockNumber <= q.toBlock) perBlock.set(t.blockNumber, (perBlock.get(t.blockNumber) ?? 0) + 1);
+      }
+      const blocks = [...perBlock.keys()].sort((a, b) => b - a).slice(0, q.limit);
+      return { blocks, rows: blocks.map((b) => perBlock.get(b)!) };
+    },
   };
 
   // Infura's refusals suggest a range; Arbitrum's state the cap alone (the range is halved)
@@ -232,7 +240,7 @@ describe('the node source equals the builder source: the synthetic chain, with i
       const limits = { logsLimits: { maxResults: 300, style } };
       const stored = await serve(limits);
       const { http, counters } = httpTo(stored);
-      const node = createNodeSource({ http, counters, headerBatchSize: 100, storedLogs: storedRows });
+      const node = createNodeSource({ http, counters, headerBatchSize: 100, storedRows });
       await expectSameAsBuilder(stored, dataset, node);
       // the answers alone, over the same chain under the same cap
       const answers = await serve(limits);
@@ -244,11 +252,33 @@ describe('the node source equals the builder source: the synthetic chain, with i
     });
   }
 
+  it('sized by the rows stored, a call is not stretched to its chunk’s end over blocks whose rows would make it too large', async () => {
+    const devnet = await serve();
+    const contract = rangesOf(dataset)[0]!.contract;
+    const [bottom, top] = [options.startBlock + 100, options.startBlock + 199];
+    // the rows a warehouse says it holds: 1 in each block, and 9,000 in the chunk's first block (the node holds fewer)
+    const claimed: StoredRowsReader = {
+      coverage: async (q) => ({ covered: [{ fromBlock: q.fromBlock, toBlock: q.toBlock }], rows: 9_099, blocks: 100 }),
+      counts: async (q) => {
+        const blocks: number[] = [];
+        for (let b = q.toBlock; b >= q.fromBlock; b--) blocks.push(b);
+        return { blocks, rows: blocks.map((b) => (b === bottom ? 9_000 : 1)) };
+      },
+    };
+    const { http, counters } = httpTo(devnet);
+    const node = createNodeSource({ http, counters, headerBatchSize: 100, storedRows: claimed });
+    const rows = await readRange(node, contract, bottom, top);
+    expect(rows).toEqual(await readRange(builderOf(devnet), contract, bottom, top));
+    // 99 blocks hold 99 rows, under the 7,000 a call aims at; with the first block's 9,000, more than 1.15 times that:
+    // two calls, where the answers alone (none yet) would stretch the first to the chunk's first block
+    expect((await devnet.stats()).rpcCalls.eth_getLogs).toBe(2);
+  });
+
   it('sized by the rows stored, a run still asks a block limit kept from before again when due: 41 blocks answered, it is gone', async () => {
     // the node's limit is 80 blocks now; the run before kept 41 as a limit it does not state, due to be asked again
     const devnet = await serve({ logsLimits: { maxRange: 80, style: 'ankr' } });
     const { http, counters } = httpTo(devnet);
-    const node = createNodeSource({ http, counters, headerBatchSize: 100, startRange: 30, blockLimit: { blocks: 41, answers: 100 }, answeredBefore: 30, storedLogs: storedRows });
+    const node = createNodeSource({ http, counters, headerBatchSize: 100, startRange: 30, blockLimit: { blocks: 41, answers: 100 }, answeredBefore: 30, storedRows });
     await expectSameAsBuilder(devnet, dataset, node);
     // gone, or the node's own 80 met again above it as the range grew
     const limit = node.learnedBlockLimit();
@@ -260,7 +290,13 @@ describe('the node source equals the builder source: the synthetic chain, with i
     const { http, counters } = httpTo(devnet);
     const warned: { msg: string; err: string }[] = [];
     const logger = { debug: () => undefined, warn: (o: { msg: string; err: string }) => void warned.push(o) } as unknown as Pick<Logger, 'debug' | 'warn'>;
-    const node = createNodeSource({ http, counters, headerBatchSize: 100, logger, storedLogs: () => Promise.reject(new Error('Connection terminated unexpectedly')) });
+    const node = createNodeSource({
+      http,
+      counters,
+      headerBatchSize: 100,
+      logger,
+      storedRows: { ...storedRows, coverage: () => Promise.reject(new Error('Connection terminated unexpectedly')) },
+    });
     await expectSameAsBuilder(devnet, dataset, node);
     expect(warned).toHaveLength(rangesOf(dataset).length);
     expect(warned[0]).toMatchObject({ msg: 'could not read the stored rows; sizing eth_getLogs calls by the answers alone', err: 'Connection terminated unexpectedly' });

@@ -13,7 +13,7 @@ import { extendSource, type Source } from '../source/source.ts';
 import { createTransfersClient } from '../source/transfers-client.ts';
 import type { Warehouse } from '../warehouse/db.ts';
 import { knownHeaders } from '../warehouse/headers.ts';
-import { storedLogs } from '../warehouse/stored-logs.ts';
+import { storedCounts, storedCoverage } from '../warehouse/stored-logs.ts';
 import { learnedLogsStart, saveLogsRange, type KeptBlockLimit } from '../warehouse/logs-ranges.ts';
 import { createSharedRateLimiter, rateLimitKey } from '../warehouse/shared-rate-limit.ts';
 
@@ -124,7 +124,10 @@ export function createSource(deps: {
         blockLimit: start.blockLimit,
         answeredBefore: start.answeredBefore,
         storedHeaders: (blocks) => knownHeaders(warehouse.db, chain, blocks),
-        storedLogs: (query) => storedLogs(warehouse.db, chain, query),
+        storedRows: {
+          coverage: (query) => storedCoverage(warehouse.db, chain, query),
+          counts: (query) => storedCounts(warehouse.db, chain, query),
+        },
         budget: deps.budget,
         chain,
       }),
@@ -152,7 +155,7 @@ function nodeSource(deps: {
   blockLimit: KeptBlockLimit | undefined;
   answeredBefore: number | undefined;
   storedHeaders: NonNullable<NodeSourceDeps['storedHeaders']>;
-  storedLogs: NonNullable<NodeSourceDeps['storedLogs']>;
+  storedRows: NonNullable<NodeSourceDeps['storedRows']>;
   budget: TimeBudget | undefined;
   /** The job's chain: its headers are checked by its hash rule. */
   chain: number;
@@ -165,7 +168,7 @@ function nodeSource(deps: {
     clock: deps.clock,
     logger: deps.logger,
     storedHeaders: deps.storedHeaders,
-    storedLogs: deps.storedLogs,
+    storedRows: deps.storedRows,
     ...(deps.budget && { budget: deps.budget }),
     ...(deps.rpcTimeoutMs !== undefined && { rpcTimeoutMs: deps.rpcTimeoutMs }),
     ...(deps.startRange !== undefined && { startRange: deps.startRange }),

@@ -11,7 +11,7 @@ import { BadResponseError, describeContext, PageKeyRejectedError } from './error
 import { createHeaderChecker } from './header-check.ts';
 import type { HttpClient } from './http-client.ts';
 import { createFirstAnswerGate } from './first-answer.ts';
-import { afterAnswer, afterRefusal, longestSpan, type LogsRangeState, mayStretch } from './logs-range.ts';
+import { afterAnswer, afterRefusal, LOGS_RANGE, longestSpan, type LogsRangeState, mayStretch } from './logs-range.ts';
 import { createRangeBook, type BlockLimit } from './range-book.ts';
 import { createNodeHeaders } from './node-headers.ts';
 import type { LogsRefusal } from './provider-errors.ts';
@@ -21,8 +21,8 @@ import { readTokenMetadata } from './token-metadata.ts';
 import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type ReadLog, type SkippedLog, type TransferLog } from './transfer-log.ts';
 import { createLogsGroups, type Member, memberKey } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
-import { bucketBlocksFor, type StoredLogs, storedSpan } from './stored-logs.ts';
-import type { Span } from '../common/spans.ts';
+import { countedRows, storedSpan } from './stored-logs.ts';
+import { createStoredWindows, type StoredRowsReader } from './stored-windows.ts';
 
 /** A node source: a `Source`, and what the CLI asks of a node besides. */
 export type NodeSource = Source & {
@@ -64,11 +64,11 @@ export interface NodeSourceDeps {
    */
   storedHeaders?: (blocks: readonly { hash: string; number: number }[]) => Promise<ReadonlyMap<string, { number: number; seconds: string; logsBloom: string }>>;
   /**
-   * What the warehouse holds of a query's contract over its blocks, read before its first call: the spans a job read
-   * in full, and the rows stored there per bucket of `bucketBlocks` blocks from `fromBlock` (undefined where none was
-   * read in full). A call over blocks each of its contracts' queries holds is sized by these rows (`storedSpan`).
+   * The rows the warehouse holds, and which blocks jobs read in full: a call over blocks each of its contracts' queries
+   * read in full is sized by the rows stored there (`storedSpan`), read a window at a time as each query moves down
+   * (`createStoredWindows`).
    */
-  storedLogs?: (query: { contract: string; fromBlock: number; toBlock: number; bucketBlocks: number }) => Promise<{ covered: readonly Span[]; counts: Int32Array } | undefined>;
+  storedRows?: StoredRowsReader;
   /** Where the run's time goes (`--time-budget`): logs read and checked count as `parse`, headers fetched as `headers`. */
   budget?: TimeBudget;
   /**
@@ -99,8 +99,6 @@ const CATCH_UP_MS = 2_000;
 const CATCH_UP_RANGES = 2;
 /** How long a query whose wait ran out calls without waiting. */
 const CATCH_UP_PAUSE_MS = 30_000;
-/** Queries whose stored rows are kept at once, at most (32 KB each): more run at once only with many contracts. */
-const STORED_QUERIES = 256;
 /** Single blocks remembered as refused for several contracts. */
 const ALONE_REMEMBERED = 1_024;
 
@@ -176,54 +174,19 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const alone = new Set<number>();
   /** Queries (`memberKey`) whose last wait for others ran out, and until when they do not wait again. */
   const impatient = new Map<string, number>();
-  /** What the warehouse holds of each query's blocks (`memberKey`), read at its first page, till it ends (`endQuery`). */
-  const stored = new Map<string, Promise<StoredLogs | undefined>>();
-  /** The same, once read: calls are sized from it without waiting. */
-  const storedRead = new Map<string, StoredLogs | undefined>();
-
-  /** Reads what the warehouse holds of a query's blocks, once per query; what cannot be read is told and done without. */
-  function readStored(me: Member): Promise<StoredLogs | undefined> | undefined {
-    const key = memberKey(me);
-    if (!deps.storedLogs || storedRead.has(key)) return undefined;
-    let read = stored.get(key);
-    if (read === undefined) {
-      const bucketBlocks = bucketBlocksFor(me.toBlock - me.fromBlock + 1);
-      read = deps
-        .storedLogs({ ...me, bucketBlocks })
-        .then((held) => held && { fromBlock: me.fromBlock, bucketBlocks, counts: held.counts, covered: held.covered })
-        .catch((err: unknown) => {
-          deps.logger?.warn({ msg: 'could not read the stored rows; sizing eth_getLogs calls by the answers alone', contract: me.contract, err: (err as Error).message });
-          return undefined;
-        })
-        .then((held) => {
-          // a query that ended meanwhile keeps nothing
-          if (stored.get(key) === read) storedRead.set(key, held);
-          return held;
-        });
-      stored.set(key, read);
-      if (stored.size > STORED_QUERIES) forgetStored(stored.keys().next().value!);
-    }
-    return read;
-  }
-
-  function forgetStored(key: string): void {
-    stored.delete(key);
-    storedRead.delete(key);
-  }
+  /** The rows the warehouse holds near each query's next calls. */
+  const stored = deps.storedRows && createStoredWindows({ reader: deps.storedRows, logger: deps.logger });
 
   /**
    * The blocks a call for `members` at `top` asks, sized by the rows the warehouse holds where each of their queries
    * holds them over the blocks (`storedSpan`); undefined where it does not.
    */
   function storedBlocks(members: readonly Member[], top: number, range: LogsRangeState): number | undefined {
-    const held: StoredLogs[] = [];
-    for (const m of members) {
-      const s = storedRead.get(memberKey(m));
-      if (s === undefined) return undefined;
-      held.push(s);
-    }
+    const held = stored?.windows(members);
+    if (!held) return undefined;
     // rows tell nothing of blocks: under a block limit the node does not state, or a span refused without a number (or
-    // unanswered), no further than the range or the longest span that answered
+    // unanswered), no further than the range or the longest span that answered (before either is met, a call may ask as
+    // many blocks as the rows allow: one refused call then teaches the run the limit, as a first call would)
     const bounds = ranges.peek(
       members.map((m) => m.contract),
       top,
@@ -239,6 +202,13 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   function sizedByStored(members: readonly Member[], top: number, range: LogsRangeState): LogsRangeState {
     const blocks = storedBlocks(members, top, range);
     return blocks === undefined || blocks === range.range ? range : { ...range, range: blocks };
+  }
+
+  /** Whether the rows stored of `members` over the `span` blocks down from `top` are counted at `logs` or fewer. */
+  function storedFits(members: readonly Member[], top: number, span: number, logs: number): boolean {
+    const held = stored?.windows(members);
+    const rows = held && countedRows(held, top - span + 1, top);
+    return rows !== undefined && rows <= logs;
   }
 
   /**
@@ -290,7 +260,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    */
   async function readPage(query: PageQuery, contract: string, top: number): Promise<TransfersPage> {
     const me: Member = { contract, fromBlock: query.fromBlock, toBlock: query.toBlock };
-    await readStored(me);
+    await stored?.ready(me, top, ranges.peek([contract], top).target);
     // before the provider has answered over a whole range once, one query at a time: what a refusal teaches, the next
     // query knows
     const turnEnded = await firstAnswer.turn();
@@ -347,7 +317,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
    * than a quarter of the range above it for a call of its own, where the span stays within what a call may ask (a
    * stated block limit, a block ceiling) and the logs it may hold (`mayStretch`).
    */
-  function spanStart(members: readonly Member[], top: number, range: LogsRangeState): number {
+  function spanStart(members: readonly Member[], top: number, range: LogsRangeState, mayStretchTo = (span: number) => mayStretch(range, span)): number {
     const lowest = Math.max(...members.map((m) => m.fromBlock));
     const met = groups.spanFrom(top);
     // a span the range allows now (another set's may be longer: denser logs would overflow it) and nearly fills,
@@ -356,7 +326,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const follow = met !== undefined && top - met + 1 <= range.range && (top - met + 1 >= range.range * MET_SPAN_SHARE || groups.awaited(met - 1));
     const from = follow ? met : top - range.range + 1;
     // a range reaching past the members' bottom is cut there; one that leaves a sliver there is stretched to it if it may
-    return from <= lowest || (from - lowest < range.range / 4 && mayStretch(range, top - lowest + 1)) ? lowest : from;
+    return from <= lowest || (from - lowest < range.range / 4 && mayStretchTo(top - lowest + 1)) ? lowest : from;
   }
 
   /**
@@ -407,7 +377,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const sized = sizedByStored(members, top, range);
     if (sized !== range) {
       range = sized;
-      from = spanStart(members, top, range);
+      // stretched to a chunk's end only as far as the rows stored there allow
+      from = spanStart(members, top, range, (span) => storedFits(members, top, span, range.target * LOGS_RANGE.stretch));
     }
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
@@ -483,9 +454,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
           if (ranges.asked(contractsOf(), top, 1)) range = ranges.peek(contractsOf(), top);
           continue;
         }
-        // rows stored that would have fit under the target now, where the node found too many: fewer rows than the
-        // node holds (deleted since they were read); its answers size these queries' calls from here on
-        if ((storedBlocks(members, top, range) ?? 0) >= top - from + 1) for (const m of members) storedRead.set(memberKey(m), undefined);
+        // rows stored over the span refused that fit under the target now, where the node found too many logs: fewer
+        // rows than the node holds (deleted since they were read); its answers size these queries' calls from here on
+        const { timedOut, blocks: tooWide, maxRange } = outcome.refusal;
+        if (!timedOut && !tooWide && maxRange === undefined && storedFits(members, top, top - from + 1, range.target)) stored?.tooFew(members);
         // the span the controller chose, at the top of what is left: pages go newest first; fewer blocks where the
         // stored rows show that its logs would still be more than the target (a refusal cut it, or taught the cap)
         const blocks = Math.min(decision.span.toBlock - decision.span.fromBlock + 1, storedBlocks(members, top, range) ?? Number.POSITIVE_INFINITY);
@@ -575,7 +547,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     endQuery(query) {
       const me = { contract: query.contract.toLowerCase(), fromBlock: query.fromBlock, toBlock: query.toBlock };
       groups.forget(me);
-      forgetStored(memberKey(me));
+      stored?.forget(me);
     },
     headersByHash: (hashes) => headers.serve(hashes),
     checks,

@@ -1,52 +1,68 @@
 import { describe, expect, it } from 'vitest';
-import { bucketBlocksFor, STORED_BUCKETS, type StoredLogs, storedSpan } from './stored-logs.ts';
+import { countedRows, rowsUpTo, type StoredLogs, storedSpan, storedWindow } from './stored-logs.ts';
 
-/** Rows per block `perBlock(b)` over [fromBlock, toBlock], in buckets of `bucketBlocks`, read in full over `covered`. */
-function stored(fromBlock: number, toBlock: number, bucketBlocks: number, perBlock: (block: number) => number, covered = [{ fromBlock, toBlock }]): StoredLogs {
-  const counts = new Int32Array(Math.ceil((toBlock - fromBlock + 1) / bucketBlocks));
-  for (let b = fromBlock; b <= toBlock; b++) counts[Math.floor((b - fromBlock) / bucketBlocks)]! += perBlock(b);
-  return { fromBlock, bucketBlocks, counts, covered };
+/** A window of [fromBlock, toBlock] holding `perBlock(b)` rows in block b, read in full over `covered`. */
+function stored(fromBlock: number, toBlock: number, perBlock: (block: number) => number, covered = [{ fromBlock, toBlock }]): StoredLogs {
+  const blocks: number[] = [];
+  const rows: number[] = [];
+  for (let b = toBlock; b >= fromBlock; b--) {
+    if (perBlock(b) === 0) continue;
+    blocks.push(b);
+    rows.push(perBlock(b));
+  }
+  return storedWindow({ fromBlock, toBlock, covered }, blocks, rows);
 }
 
 const WIDE = { longest: 100_000, range: 10 };
 
 describe('storedSpan', () => {
-  it('asks as many blocks down from the top as hold at most the target, counted per bucket', () => {
-    const tens = stored(1000, 1999, 5, () => 10);
-    // 70 rows: 7 blocks, but buckets of 5 take 5 (the bucket holding the top is counted whole)
-    expect(storedSpan([tens], 1999, { target: 70, ...WIDE })).toBe(5);
-    expect(storedSpan([tens], 1999, { target: 100, ...WIDE })).toBe(10);
-    // a top inside a bucket: the blocks of its bucket below it, then whole buckets
-    expect(storedSpan([tens], 1997, { target: 100, ...WIDE })).toBe(8);
+  it('asks as many blocks down from the top as hold at most the target', () => {
+    const tens = stored(1000, 1999, () => 10);
+    expect(storedSpan([tens], 1999, { target: 70, ...WIDE })).toBe(7);
+    expect(storedSpan([tens], 1999, { target: 79, ...WIDE })).toBe(7);
+    expect(storedSpan([tens], 1997, { target: 100, ...WIDE })).toBe(10);
+  });
+
+  it('counts empty blocks as holding nothing, however many', () => {
+    const sparse = stored(0, 9999, (b) => (b % 1000 === 0 ? 50 : 0));
+    // blocks 9,000 and 8,000 hold 100 rows; 7,000 would make 150
+    expect(storedSpan([sparse], 9999, { target: 120, ...WIDE })).toBe(2999);
   });
 
   it('follows the rows where they change: a busy stretch gets a short span, a quiet one a long span', () => {
-    const s = stored(0, 9999, 1, (b) => (b >= 5000 ? 20 : 2));
+    const s = stored(0, 9999, (b) => (b >= 5000 ? 20 : 2));
     expect(storedSpan([s], 9999, { target: 7000, ...WIDE })).toBe(350);
     expect(storedSpan([s], 4999, { target: 7000, ...WIDE })).toBe(3500);
     // across the change: 100 busy blocks (2,000 rows), then 2,500 quiet ones
     expect(storedSpan([s], 5099, { target: 7000, ...WIDE })).toBe(2600);
   });
 
-  it('adds the rows of every contract of the call, each bucket once, whatever their buckets', () => {
-    const a = stored(0, 999, 3, () => 1);
-    const b = stored(100, 999, 7, () => 2);
-    // 3 rows a block together: at most 300 rows in 100 blocks, less the blocks of the partly counted top buckets
-    const span = storedSpan([a, b], 999, { target: 300, ...WIDE })!;
-    expect(span).toBeGreaterThanOrEqual(88);
-    expect(span).toBeLessThanOrEqual(100);
+  it('adds the rows of every contract of the call, block by block, whatever their windows', () => {
+    const a = stored(0, 999, () => 1);
+    const b = stored(100, 999, (block) => (block % 2 ? 4 : 0));
+    // 3 rows a block together: 100 blocks hold 300
+    expect(storedSpan([a, b], 999, { target: 300, ...WIDE })).toBe(100);
+    expect(storedSpan([a, b], 999, { target: 301, ...WIDE })).toBe(100);
+    expect(storedSpan([a, b], 999, { target: 305, ...WIDE })).toBe(101);
+  });
+
+  it('asks down to the newest block with rows where it alone holds more than the target', () => {
+    const hot = stored(0, 999, (b) => (b === 995 ? 500 : b < 990 ? 1 : 0));
+    expect(storedSpan([hot], 999, { target: 400, ...WIDE })).toBe(5);
+    expect(storedSpan([hot], 995, { target: 400, ...WIDE })).toBe(1);
+    expect(storedSpan([hot], 994, { target: 400, ...WIDE })).toBe(405);
   });
 
   it('gives no span where the top was not read in full for each contract of the call', () => {
-    const read = stored(0, 999, 1, () => 1);
-    const unread = stored(0, 999, 1, () => 1, [{ fromBlock: 0, toBlock: 899 }]);
+    const read = stored(0, 999, () => 1);
+    const unread = stored(0, 999, () => 1, [{ fromBlock: 0, toBlock: 899 }]);
     expect(storedSpan([read, unread], 950, { target: 50, ...WIDE })).toBeUndefined();
     expect(storedSpan([read, unread], 899, { target: 50, ...WIDE })).toBe(25);
     expect(storedSpan([], 899, { target: 50, ...WIDE })).toBeUndefined();
   });
 
   it('ends at the blocks not read in full, unless the range reaches further', () => {
-    const s = stored(0, 999, 1, () => 1, [
+    const s = stored(0, 999, () => 1, [
       { fromBlock: 0, toBlock: 99 },
       { fromBlock: 500, toBlock: 999 },
     ]);
@@ -56,30 +72,46 @@ describe('storedSpan', () => {
     expect(storedSpan([s], 999, { target: 800, longest: 600, range: 700 })).toBe(600);
   });
 
+  it('ends at its window’s first block as at blocks not read in full', () => {
+    // the window holds blocks 500–999 of blocks read in full from 0
+    const s = stored(500, 999, () => 1, [{ fromBlock: 0, toBlock: 999 }]);
+    expect(storedSpan([s], 999, { target: 800, longest: 100_000, range: 300 })).toBe(500);
+    expect(storedSpan([s], 999, { target: 300, longest: 100_000, range: 300 })).toBe(300);
+  });
+
   it('stays within the most blocks a call may ask', () => {
-    expect(storedSpan([stored(0, 9999, 4, () => 0)], 9999, { target: 7000, longest: 2000, range: 500 })).toBe(2000);
+    expect(storedSpan([stored(0, 9999, () => 0)], 9999, { target: 7000, longest: 2000, range: 500 })).toBe(2000);
   });
 
-  it('asks the blocks of the top’s bucket alone where they hold more than the target', () => {
-    expect(storedSpan([stored(0, 999, 10, (b) => (b === 995 ? 500 : 1))], 999, { target: 400, ...WIDE })).toBe(10);
-    expect(storedSpan([stored(0, 999, 10, (b) => (b === 995 ? 500 : 1))], 997, { target: 400, ...WIDE })).toBe(8);
-    expect(storedSpan([stored(0, 999, 1, (b) => (b === 995 ? 500 : 1))], 995, { target: 400, ...WIDE })).toBe(1);
-    expect(storedSpan([stored(0, 999, 10, (b) => (b === 985 ? 500 : 1))], 999, { target: 400, ...WIDE })).toBe(10);
-  });
-
-  it('gives no span for a top outside the counted query', () => {
-    const s = stored(1000, 1999, 5, () => 1, [{ fromBlock: 0, toBlock: 5000 }]);
+  it('gives no span for a top outside the window', () => {
+    const s = stored(1000, 1999, () => 1, [{ fromBlock: 0, toBlock: 5000 }]);
     expect(storedSpan([s], 2000, { target: 50, ...WIDE })).toBeUndefined();
     expect(storedSpan([s], 999, { target: 50, ...WIDE })).toBeUndefined();
   });
 });
 
-describe('bucketBlocksFor', () => {
-  it('counts per block up to STORED_BUCKETS blocks, then in as few blocks a bucket as keep the buckets within it', () => {
-    expect(bucketBlocksFor(1)).toBe(1);
-    expect(bucketBlocksFor(STORED_BUCKETS)).toBe(1);
-    expect(bucketBlocksFor(STORED_BUCKETS + 1)).toBe(2);
-    expect(bucketBlocksFor(25_000)).toBe(4);
-    expect(Math.ceil(1_000_000 / bucketBlocksFor(1_000_000))).toBeLessThanOrEqual(STORED_BUCKETS);
+describe('countedRows', () => {
+  const window = stored(1000, 1999, (b) => (b % 2 ? 0 : 10));
+  it('counts the rows stored over the blocks, of each contract', () => {
+    expect(countedRows([window], 1010, 1019)).toBe(50);
+    expect(countedRows([window], 1011, 1011)).toBe(0);
+    expect(countedRows([window], 1000, 1999)).toBe(5000);
+    expect(countedRows([window, stored(1000, 1999, () => 1)], 1010, 1019)).toBe(60);
+  });
+
+  it('counts nothing outside a window, or where a block was not read in full', () => {
+    expect(countedRows([window], 990, 1019)).toBeUndefined();
+    expect(countedRows([window], 1990, 2005)).toBeUndefined();
+    expect(countedRows([stored(1000, 1999, () => 10, [{ fromBlock: 1015, toBlock: 1999 }])], 1010, 1019)).toBeUndefined();
+    expect(countedRows([], 1010, 1019)).toBeUndefined();
+  });
+});
+
+describe('rowsUpTo', () => {
+  it('counts from the window’s first block up to the block', () => {
+    const s = stored(1000, 1999, () => 10);
+    expect(rowsUpTo(s, 1000)).toBe(10);
+    expect(rowsUpTo(s, 1012)).toBe(130);
+    expect(rowsUpTo(s, 5000)).toBe(10_000);
   });
 });
