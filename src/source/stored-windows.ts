@@ -42,7 +42,7 @@ interface QueryRows {
 export interface StoredWindows {
   /**
    * Before a page of `me` at `top`: its window holds the rows of at least 4 calls' worth below `top` (or down to the
-   * query's first block), read again from `top` down where not; a call of `target` logs sizes the buckets. Never fails:
+   * query's first block), read again from `top` down where not; a call of `target` logs sizes the window. Never fails:
    * what cannot be read is told and the query is sized by its answers.
    */
   ready(me: Member, top: number, target: number): Promise<void>;
