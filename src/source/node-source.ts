@@ -21,7 +21,7 @@ import { readTokenMetadata } from './token-metadata.ts';
 import { blockTimestampOf, logTimestampProblem, readLogsAnswer, withBlockTimestamp, type LogsAnswer, type ReadLog, type SkippedLog, type TransferLog } from './transfer-log.ts';
 import { createLogsGroups, type Member, memberKey } from './logs-groups.ts';
 import type { TokenMetadata, TransfersPage } from './transfers-page.ts';
-import { countedRows, storedSpan } from './stored-logs.ts';
+import { countedRows, rowsProvedTooFew, storedSpan } from './stored-logs.ts';
 import { createStoredWindows, type StoredRowsReader } from './stored-windows.ts';
 
 /** A node source: a `Source`, and what the CLI asks of a node besides. */
@@ -176,6 +176,8 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
   const impatient = new Map<string, number>();
   /** The rows the warehouse holds near each query's next calls. */
   const stored = deps.storedRows && createStoredWindows({ reader: deps.storedRows, logger: deps.logger });
+  /** The most logs an answer of this run held: the node answers that many in one call. */
+  let mostLogsAnswered = 0;
 
   /**
    * The blocks a call for `members` at `top` asks, sized by the rows the warehouse holds where each of their queries
@@ -196,12 +198,6 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     const blocksBound = bounds.rangeCeiling !== undefined || bounds.ceiling !== undefined;
     const longest = blocksBound ? Math.min(longestSpan(bounds), Math.max(range.range, range.longestAnswered)) : longestSpan(range);
     return storedSpan(held, top, { target: range.target, longest, range: range.range });
-  }
-
-  /** `range` with the blocks the stored rows give a call for `members` at `top` (`storedBlocks`), where they give them. */
-  function sizedByStored(members: readonly Member[], top: number, range: LogsRangeState): LogsRangeState {
-    const blocks = storedBlocks(members, top, range);
-    return blocks === undefined || blocks === range.range ? range : { ...range, range: blocks };
   }
 
   /** Whether the rows stored of `members` over the `span` blocks down from `top` are counted at `logs` or fewer. */
@@ -374,9 +370,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       range = ranges.peek(contractsOf(), top);
       from = spanStart(members, top, range);
     }
-    const sized = sizedByStored(members, top, range);
-    if (sized !== range) {
-      range = sized;
+    const byRows = storedBlocks(members, top, range);
+    if (byRows !== undefined) {
+      if (byRows !== range.range) range = { ...range, range: byRows };
       // stretched to a chunk's end only as far as the rows stored there allow
       from = spanStart(members, top, range, (span) => storedFits(members, top, span, range.target * LOGS_RANGE.stretch));
     }
@@ -392,7 +388,9 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
       answered?.(top - from + 1 >= range.range);
       const contracts = contractsOf();
       const answer = budget.timeSync('parse', () => readLogsAnswer(result, { contracts, fromBlock: from, toBlock: top }, read));
-      ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, Array.isArray(result) ? result.length : 0));
+      const logs = Array.isArray(result) ? result.length : 0;
+      mostLogsAnswered = Math.max(mostLogsAnswered, logs);
+      ranges.set(contracts, top, afterAnswer(range, { fromBlock: from, toBlock: top }, logs));
       ranges.answered(contracts, top - from + 1, logsPerContract(answer));
       const removed = answer.removed[0];
       if (removed) {
@@ -454,10 +452,11 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
           if (ranges.asked(contractsOf(), top, 1)) range = ranges.peek(contractsOf(), top);
           continue;
         }
-        // rows stored over the span refused that fit under the target now, where the node found too many logs: fewer
-        // rows than the node holds (deleted since they were read); its answers size these queries' calls from here on
-        const { timedOut, blocks: tooWide, maxRange } = outcome.refusal;
-        if (!timedOut && !tooWide && maxRange === undefined && storedFits(members, top, top - from + 1, range.target)) stored?.tooFew(members);
+        // rows stored over the span refused no more than the node is known to answer in one call (its stated cap, or
+        // the most logs an answer of this run held), where it refused them as too many logs: fewer rows stored than
+        // the node holds (deleted since they were read); its answers size these queries' calls from here on
+        const held = stored?.windows(members);
+        if (held && rowsProvedTooFew(outcome.refusal, countedRows(held, from, top), Math.max(range.maxResults ?? 0, mostLogsAnswered))) stored?.tooFew(members);
         // the span the controller chose, at the top of what is left: pages go newest first; fewer blocks where the
         // stored rows show that its logs would still be more than the target (a refusal cut it, or taught the cap)
         const blocks = Math.min(decision.span.toBlock - decision.span.fromBlock + 1, storedBlocks(members, top, range) ?? Number.POSITIVE_INFINITY);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countedRows, rowsUpTo, type StoredLogs, storedSpan, storedWindow } from './stored-logs.ts';
+import type { LogsRefusal } from './provider-errors.ts';
+import { countedRows, rowsProvedTooFew, rowsUpTo, type StoredLogs, storedSpan, storedWindow } from './stored-logs.ts';
 
 /** A window of [fromBlock, toBlock] holding `perBlock(b)` rows in block b, read in full over `covered`. */
 function stored(fromBlock: number, toBlock: number, perBlock: (block: number) => number, covered = [{ fromBlock, toBlock }]): StoredLogs {
@@ -113,5 +114,27 @@ describe('rowsUpTo', () => {
     expect(rowsUpTo(s, 1000)).toBe(10);
     expect(rowsUpTo(s, 1012)).toBe(130);
     expect(rowsUpTo(s, 5000)).toBe(10_000);
+  });
+});
+
+describe('rowsProvedTooFew', () => {
+  const tooMany: LogsRefusal = { code: -32005, message: 'query returned more than 500 results' };
+  it('holds where the node refused as too many logs what it is known to answer in one call', () => {
+    // a stated cap of 500, or an answer of 500 logs
+    expect(rowsProvedTooFew(tooMany, 120, 500)).toBe(true);
+    expect(rowsProvedTooFew(tooMany, 500, 500)).toBe(true);
+  });
+
+  it('shows nothing where the rows are more than that, or nothing is known the node answers', () => {
+    expect(rowsProvedTooFew(tooMany, 501, 500)).toBe(false);
+    // a cap the refusal states not, before any answer: the rows may just be more than it
+    expect(rowsProvedTooFew(tooMany, 3500, 0)).toBe(false);
+    expect(rowsProvedTooFew(tooMany, undefined, 500)).toBe(false);
+  });
+
+  it('shows nothing for refusals of blocks or of time', () => {
+    expect(rowsProvedTooFew({ ...tooMany, blocks: true }, 10, 500)).toBe(false);
+    expect(rowsProvedTooFew({ ...tooMany, maxRange: 10_000 }, 10, 500)).toBe(false);
+    expect(rowsProvedTooFew({ ...tooMany, timedOut: true }, 10, 500)).toBe(false);
   });
 });

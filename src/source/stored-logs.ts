@@ -1,11 +1,13 @@
 import type { Span } from '../common/spans.ts';
+import type { LogsRefusal } from './provider-errors.ts';
 
 /**
  * What the warehouse holds of one contract's logs near a query's next calls: a window of its blocks, read as the
  * query moves down, with the rows stored in each of its blocks that holds any, and the spans a job read in full (the
  * coverage ledger, any job's). A re-read of such blocks sizes each `eth_getLogs` call by these rows instead of by the
- * logs per block of the last answers, which vary about twofold from one stretch to the next: sized by them, a second
- * run of the bench's whole chain was refused up to 3 times in about 170 calls (bench/NOTES.md, "A thirtieth day").
+ * logs per block of the last answers, which vary about twofold from one stretch to the next: sized by the answers, a
+ * second run of the bench's whole chain was refused up to 3 times in about 170 calls; by the rows, none in about 150
+ * (bench/NOTES.md, "A thirtieth day").
  */
 export interface StoredLogs {
   /** The window: every block from `fromBlock` to `toBlock` is counted. */
@@ -122,4 +124,17 @@ export function storedSpan(stored: readonly StoredLogs[], top: number, o: { targ
   // every block down to `lowest` holds no more than the target: where that is the floor, a longer range stands
   const span = top - lowest + 1;
   return lowest === floor && o.range > span ? Math.min(o.range, o.longest) : span;
+}
+
+/**
+ * Whether a refusal shows that the rows stored over the span refused are fewer than the node's logs there (rows deleted
+ * since their blocks were read): refused as too many logs (not for its blocks, not left unanswered), where the rows
+ * stored are no more than the node is known to answer in one call (`answers`: its stated cap, or the most logs an
+ * answer held). A cap lower than the rows, stated or not, shows nothing.
+ *
+ * @example rowsProvedTooFew({ code: -32005, message: 'query returned more than 500 results' }, 120, 500) // → true
+ */
+export function rowsProvedTooFew(refusal: LogsRefusal, rowsStored: number | undefined, answers: number): boolean {
+  if (refusal.timedOut || refusal.blocks || refusal.maxRange !== undefined) return false;
+  return rowsStored !== undefined && answers > 0 && rowsStored <= answers;
 }

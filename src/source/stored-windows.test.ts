@@ -35,7 +35,7 @@ describe('createStoredWindows', () => {
     const stored = createStoredWindows({ reader: r });
     await stored.ready(query, 999_999, 7000);
     // 16 × 7,000 rows at 10 a block
-    expect(asked.counts).toEqual([{ fromBlock: 988_800, toBlock: 999_999, limit: 65_536 }]);
+    expect(asked.counts).toEqual([{ fromBlock: 988_800, toBlock: 999_999, limit: 16_384 }]);
     const [window] = stored.windows([query])!;
     expect(window).toMatchObject({ fromBlock: 988_800, toBlock: 999_999, covered: [{ fromBlock: 0, toBlock: 999_999 }] });
     expect(rowsUpTo(window!, 999_999)).toBe(112_000);
@@ -50,14 +50,40 @@ describe('createStoredWindows', () => {
     const stored = createStoredWindows({ reader: r });
     await stored.ready(query, 999_999, 7000);
     // 16 × 7,000 rows at 1.9 a block (the coverage's 1,900,000 rows in 1,000,000 blocks)
-    expect(asked.counts).toEqual([{ fromBlock: 941_052, toBlock: 999_999, limit: 65_536 }]);
-    // 2,800 blocks left from 943,851 down: 28,000 rows, 4 calls' worth
-    await stored.ready(query, 943_851, 7000);
+    expect(asked.counts).toEqual([{ fromBlock: 941_052, toBlock: 999_999, limit: 16_384 }]);
+    // cut at 16,384 blocks with rows: the window starts at the oldest counted
+    expect(stored.windows([query])![0]!.fromBlock).toBe(983_616);
+    // 2,800 blocks left from 986,415 down: 28,000 rows, 4 calls' worth
+    await stored.ready(query, 986_415, 7000);
     expect(asked.counts).toHaveLength(1);
-    await stored.ready(query, 943_850, 7000);
+    await stored.ready(query, 986_414, 7000);
     // the window just read held 10 rows a block: the next is sized by that
-    expect(asked.counts[1]).toEqual({ fromBlock: 932_651, toBlock: 943_850, limit: 65_536 });
-    expect(stored.windows([query])![0]!.fromBlock).toBe(932_651);
+    expect(asked.counts[1]).toEqual({ fromBlock: 975_215, toBlock: 986_414, limit: 16_384 });
+    expect(stored.windows([query])![0]!.fromBlock).toBe(975_215);
+  });
+
+  it('spans at most 4 times the blocks of the window before, however quiet that one was', async () => {
+    // the coverage says 10 rows a block; the blocks hold none
+    const { reader: r, asked } = reader(0, 999_999, () => 0);
+    const dense: StoredRowsReader = { ...r, coverage: async () => ({ covered: [{ fromBlock: 0, toBlock: 999_999 }], rows: 10_000_000, blocks: 1_000_000 }) };
+    const stored = createStoredWindows({ reader: dense });
+    await stored.ready(query, 999_999, 7000);
+    await stored.ready(query, 999_998, 7000);
+    expect(asked.counts).toEqual([
+      { fromBlock: 988_800, toBlock: 999_999, limit: 16_384 },
+      { fromBlock: 955_199, toBlock: 999_998, limit: 16_384 },
+    ]);
+  });
+
+  it('reads no rows while the query’s top was not read in full', async () => {
+    const { reader: r, asked } = reader(0, 899_999, () => 10);
+    const stored = createStoredWindows({ reader: r });
+    await stored.ready(query, 999_999, 7000);
+    await stored.ready(query, 900_000, 7000);
+    expect(asked).toEqual({ coverage: 1, counts: [] });
+    expect(stored.windows([query])).toBeUndefined();
+    await stored.ready(query, 899_999, 7000);
+    expect(asked.counts).toEqual([{ fromBlock: 888_800, toBlock: 899_999, limit: 16_384 }]);
   });
 
   it('ends a window cut short by the limit at the oldest block it counted', async () => {
@@ -66,7 +92,7 @@ describe('createStoredWindows', () => {
     const sparse: StoredRowsReader = { ...r, coverage: async () => ({ covered: [{ fromBlock: 0, toBlock: 999_999 }], rows: 0, blocks: 1_000_000 }) };
     const stored = createStoredWindows({ reader: sparse });
     await stored.ready(query, 999_999, 7000);
-    expect(stored.windows([query])![0]).toMatchObject({ fromBlock: 999_999 - 65_535, toBlock: 999_999 });
+    expect(stored.windows([query])![0]).toMatchObject({ fromBlock: 999_999 - 16_383, toBlock: 999_999 });
   });
 
   it('keeps a query to its own blocks, and gives windows only when every member has one', async () => {
@@ -74,7 +100,7 @@ describe('createStoredWindows', () => {
     const stored = createStoredWindows({ reader: r });
     const chunk = { contract: USDC, fromBlock: 999_000, toBlock: 999_999 };
     await stored.ready(chunk, 999_999, 7000);
-    expect(asked.counts).toEqual([{ fromBlock: 999_000, toBlock: 999_999, limit: 65_536 }]);
+    expect(asked.counts).toEqual([{ fromBlock: 999_000, toBlock: 999_999, limit: 16_384 }]);
     const dai = { contract: DAI, fromBlock: 999_000, toBlock: 999_999 };
     expect(stored.windows([chunk, dai])).toBeUndefined();
     await stored.ready(dai, 999_999, 7000);

@@ -21,7 +21,9 @@ export interface StoredRowsReader {
 /** A window is read over the blocks that hold about this many calls' worth of rows, by the rows per block last seen. */
 const WINDOW_CALLS = 16;
 /** Blocks with rows a window holds, at most (16 bytes each): the newest, when rows per block were misjudged. */
-const WINDOW_BLOCKS = 65_536;
+const WINDOW_BLOCKS = 16_384;
+/** A window spans this many times the blocks of the one before, at most: rows per block misjudged from a quiet one stay bounded. */
+const WINDOW_GROWTH = 4;
 /** What a query's window keeps below the top it is asked at, at least, in the logs its calls aim at: fewer, it is read again from there. */
 const REFRESH_CALLS = 4;
 /** Queries whose windows are kept at once, at most: more run at once only with many contracts. */
@@ -35,6 +37,8 @@ interface QueryRows {
   covered: readonly Span[];
   /** Rows per block where the query was last read: the next window's blocks are sized by it. */
   rowsPerBlock: number;
+  /** The blocks the last window spanned. */
+  windowBlocks?: number;
   window?: StoredLogs;
   loading?: Promise<void> | undefined;
 }
@@ -56,9 +60,10 @@ export interface StoredWindows {
 
 /**
  * The rows the warehouse holds near each query's next calls, read a window at a time as the query moves down: the
- * coverage once (which blocks were read in full, and how many rows they held: the first window's size), then the rows
- * per block from the top down over about 16 calls' worth of rows, whenever fewer than 4 calls' worth are left below
- * the top. A chunk of millions of blocks is never counted at once.
+ * coverage once (which blocks were read in full, and how many rows they held: the first window's size), then, at tops
+ * read in full, the rows per block from the top down over about 16 calls' worth of rows (by the rows per block last
+ * seen; at most 4 times the blocks of the window before, and 16,384 blocks with rows), whenever fewer than 4 calls'
+ * worth are left below the top. A chunk of millions of blocks is never counted at once.
  *
  * @example
  * const stored = createStoredWindows({ reader, logger });
@@ -83,11 +88,15 @@ export function createStoredWindows(deps: { reader: StoredRowsReader; logger?: P
       rows.covered = coverage.covered;
       rows.rowsPerBlock = coverage.rows / Math.max(1, coverage.blocks);
     }
-    const blocks = rows.rowsPerBlock > 0 ? Math.ceil((WINDOW_CALLS * target) / rows.rowsPerBlock) : Number.POSITIVE_INFINITY;
+    // blocks not read in full size no call: nothing to read until the query comes down to blocks that were
+    if (!rows.covered.some((c) => c.fromBlock <= top && top <= c.toBlock)) return;
+    const byRows = rows.rowsPerBlock > 0 ? Math.ceil((WINDOW_CALLS * target) / rows.rowsPerBlock) : Number.POSITIVE_INFINITY;
+    const blocks = Math.min(byRows, rows.windowBlocks === undefined ? Number.POSITIVE_INFINITY : WINDOW_GROWTH * rows.windowBlocks);
     const counted = await deps.reader.counts({ contract: me.contract, fromBlock: Math.max(me.fromBlock, top - blocks + 1), toBlock: top, limit: WINDOW_BLOCKS });
     // cut short at the limit: the window ends at the oldest block counted
     const fromBlock = counted.blocks.length === WINDOW_BLOCKS ? counted.blocks.at(-1)! : Math.max(me.fromBlock, top - blocks + 1);
     rows.window = storedWindow({ fromBlock, toBlock: top, covered: rows.covered }, counted.blocks, counted.rows);
+    rows.windowBlocks = top - fromBlock + 1;
     // the next window's blocks by this one's rows: logs per block change along a chain
     rows.rowsPerBlock = Math.max(rows.window.above.at(-1)!, 1) / (top - fromBlock + 1);
   }
