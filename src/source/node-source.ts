@@ -200,11 +200,10 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     return storedSpan(held, top, { target: range.target, longest, range: range.range });
   }
 
-  /** Whether the rows stored of `members` over the `span` blocks down from `top` are counted at `logs` or fewer. */
-  function storedFits(members: readonly Member[], top: number, span: number, logs: number): boolean {
+  /** The rows stored of `members` over [from, top], where each of their windows holds them (`countedRows`). */
+  function storedRows(members: readonly Member[], from: number, top: number): number | undefined {
     const held = stored?.windows(members);
-    const rows = held && countedRows(held, top - span + 1, top);
-    return rows !== undefined && rows <= logs;
+    return held && countedRows(held, from, top);
   }
 
   /**
@@ -374,7 +373,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
     if (byRows !== undefined) {
       if (byRows !== range.range) range = { ...range, range: byRows };
       // stretched to a chunk's end only as far as the rows stored there allow
-      from = spanStart(members, top, range, (span) => storedFits(members, top, span, range.target * LOGS_RANGE.stretch));
+      from = spanStart(members, top, range, (span) => (storedRows(members, top - span + 1, top) ?? Number.POSITIVE_INFINITY) <= range.target * LOGS_RANGE.stretch);
     }
     let settle: { resolve(slices: ReadonlyMap<string, Slice>): void; reject(err: unknown): void } | undefined;
     const found = new Promise<ReadonlyMap<string, Slice>>((resolve, reject) => {
@@ -455,8 +454,7 @@ export function createNodeSource(deps: NodeSourceDeps): NodeSource {
         // rows stored over the span refused no more than the node is known to answer in one call (its stated cap, or
         // the most logs an answer of this run held), where it refused them as too many logs: fewer rows stored than
         // the node holds (deleted since they were read); its answers size these queries' calls from here on
-        const held = stored?.windows(members);
-        if (held && rowsProvedTooFew(outcome.refusal, countedRows(held, from, top), Math.max(range.maxResults ?? 0, mostLogsAnswered))) stored?.tooFew(members);
+        if (rowsProvedTooFew(outcome.refusal, storedRows(members, from, top), Math.max(range.maxResults ?? 0, mostLogsAnswered))) stored?.tooFew(members);
         // the span the controller chose, at the top of what is left: pages go newest first; fewer blocks where the
         // stored rows show that its logs would still be more than the target (a refusal cut it, or taught the cap)
         const blocks = Math.min(decision.span.toBlock - decision.span.fromBlock + 1, storedBlocks(members, top, range) ?? Number.POSITIVE_INFINITY);

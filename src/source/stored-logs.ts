@@ -55,14 +55,14 @@ export function rowsUpTo(s: StoredLogs, top: number): number {
   return rowsOf(s, s.fromBlock, Math.min(top, s.toBlock));
 }
 
-/** The first block of the span of `s` read in full that holds `block`, or undefined. */
-function coveredFrom(s: StoredLogs, block: number): number | undefined {
-  return s.covered.find((c) => c.fromBlock <= block && block <= c.toBlock)?.fromBlock;
+/** The first block of the span read in full that holds `block`, or undefined where none does. */
+export function readFrom(covered: readonly Span[], block: number): number | undefined {
+  return covered.find((c) => c.fromBlock <= block && block <= c.toBlock)?.fromBlock;
 }
 
 /** Whether every block of [from, top] is in the window of `s` and was read in full. */
 function holdsSpan(s: StoredLogs, from: number, top: number): boolean {
-  const read = coveredFrom(s, top);
+  const read = readFrom(s.covered, top);
   return read !== undefined && read <= from && s.fromBlock <= from && top <= s.toBlock;
 }
 
@@ -100,7 +100,7 @@ export function storedSpan(stored: readonly StoredLogs[], top: number, o: { targ
   // the lowest block every one of them read in full, up to `top`, within its window
   let floor = Number.NEGATIVE_INFINITY;
   for (const s of stored) {
-    const read = coveredFrom(s, top);
+    const read = readFrom(s.covered, top);
     if (read === undefined || top < s.fromBlock || top > s.toBlock) return undefined;
     floor = Math.max(floor, read, s.fromBlock);
   }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Span } from '../common/spans.ts';
 import type { Member } from './logs-groups.ts';
 import { memberKey } from './logs-groups.ts';
-import { rowsUpTo, type StoredLogs, storedWindow } from './stored-logs.ts';
+import { readFrom, rowsUpTo, type StoredLogs, storedWindow } from './stored-logs.ts';
 
 /** How the warehouse's rows are read (src/warehouse/stored-logs.ts). */
 export interface StoredRowsReader {
@@ -89,16 +89,17 @@ export function createStoredWindows(deps: { reader: StoredRowsReader; logger?: P
       rows.rowsPerBlock = coverage.rows / Math.max(1, coverage.blocks);
     }
     // blocks not read in full size no call: nothing to read until the query comes down to blocks that were
-    if (!rows.covered.some((c) => c.fromBlock <= top && top <= c.toBlock)) return;
+    if (readFrom(rows.covered, top) === undefined) return;
     const byRows = rows.rowsPerBlock > 0 ? Math.ceil((WINDOW_CALLS * target) / rows.rowsPerBlock) : Number.POSITIVE_INFINITY;
     const blocks = Math.min(byRows, rows.windowBlocks === undefined ? Number.POSITIVE_INFINITY : WINDOW_GROWTH * rows.windowBlocks);
-    const counted = await deps.reader.counts({ contract: me.contract, fromBlock: Math.max(me.fromBlock, top - blocks + 1), toBlock: top, limit: WINDOW_BLOCKS });
+    const asked = Math.max(me.fromBlock, top - blocks + 1);
+    const counted = await deps.reader.counts({ contract: me.contract, fromBlock: asked, toBlock: top, limit: WINDOW_BLOCKS });
     // cut short at the limit: the window ends at the oldest block counted
-    const fromBlock = counted.blocks.length === WINDOW_BLOCKS ? counted.blocks.at(-1)! : Math.max(me.fromBlock, top - blocks + 1);
+    const fromBlock = counted.blocks.length === WINDOW_BLOCKS ? counted.blocks.at(-1)! : asked;
     rows.window = storedWindow({ fromBlock, toBlock: top, covered: rows.covered }, counted.blocks, counted.rows);
     rows.windowBlocks = top - fromBlock + 1;
     // the next window's blocks by this one's rows: logs per block change along a chain
-    rows.rowsPerBlock = Math.max(rows.window.above.at(-1)!, 1) / (top - fromBlock + 1);
+    rows.rowsPerBlock = Math.max(rows.window.above.at(-1)!, 1) / rows.windowBlocks;
   }
 
   /** Whether the window holds what a page at `top` needs: `top`, and 4 calls' worth below it or the query's first block. */

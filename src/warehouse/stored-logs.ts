@@ -36,7 +36,7 @@ export async function storedCoverage(
  * A contract's rows stored in each block of [fromBlock, toBlock] of a chain that holds any, newest block first, at
  * most `limit` blocks (the newest): an index-only scan of token_transfers_contract_block, backwards from `toBlock`.
  *
- * @example await storedCounts(db, 1, { contract: usdc, fromBlock: 18_000_000, toBlock: 18_000_099, limit: 65_536 })
+ * @example await storedCounts(db, 1, { contract: usdc, fromBlock: 18_000_000, toBlock: 18_000_099, limit: 16_384 })
  * // → { blocks: [18000099, 18000097, …], rows: [12, 9, …] }
  */
 export async function storedCounts(
